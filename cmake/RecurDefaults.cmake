@@ -1,0 +1,23 @@
+# Compile settings every recur target shares: warnings, -Werror in CI, -march=native, sanitizers.
+add_library(recur_defaults INTERFACE)
+target_compile_options(recur_defaults INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+                            -Wnon-virtual-dtor -Wold-style-cast -Wimplicit-fallthrough>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+if(RECUR_WERROR)
+  target_compile_options(recur_defaults INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+endif()
+if(RECUR_NATIVE)
+  # Host code only: GPU machines have other CPUs, so bundles for them are built with RECUR_NATIVE=OFF.
+  target_compile_options(recur_defaults INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-march=native> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=native>)
+endif()
+if(RECUR_SANITIZE)
+  target_compile_options(recur_defaults INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${RECUR_SANITIZE} -fno-omit-frame-pointer>)
+  target_link_options(recur_defaults INTERFACE -fsanitize=${RECUR_SANITIZE})
+endif()
+if(RECUR_WITH_CUDA)
+  target_compile_definitions(recur_defaults INTERFACE RECUR_WITH_CUDA=1)
+endif()

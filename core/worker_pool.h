@@ -1,0 +1,47 @@
+// A fixed set of threads that run one parallel-for at a time: run(fn) calls fn(i) for every
+// i in [0, size()) with i = 0 on the calling thread, and returns when all are done. Built for
+// per-step work (stepping slices of a VectorEnv): threads live as long as the pool, and a run
+// neither allocates nor creates threads. An exception thrown by any fn(i) is rethrown by run()
+// after every slice has finished.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace recur {
+
+class WorkerPool {
+ public:
+  // `size` = number of parallel slices, calling thread included (size 1 = no extra threads).
+  explicit WorkerPool(int size);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int size() const { return size_; }
+
+  // `fn` must stay alive until run() returns (a reference is kept, nothing is copied).
+  void run(const std::function<void(int)>& fn);
+
+ private:
+  void worker_loop(int index);
+  void run_slice(int index);
+
+  int size_;
+  std::vector<std::thread> threads_;
+  std::vector<std::exception_ptr> errors_;
+  std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable work_done_;
+  const std::function<void(int)>* task_ = nullptr;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace recur

@@ -1,0 +1,42 @@
+// Acrobot-v1, ported from Gymnasium 1.x (gymnasium/envs/classic_control/acrobot.py).
+// Two links hang from a fixed joint; torque on the middle joint must swing the tip above a line.
+//   action  Discrete(3): torque -1, 0, +1 on the joint between the links
+//   obs     Box(6): [cos t1, sin t1, cos t2, sin t2, t1_dot, t2_dot], bounds +-[1,1,1,1,4 pi,9 pi]
+//   reward  -1 every step that does not terminate, 0 on the terminating step
+//   ends    terminated when -cos(t1) - cos(t1 + t2) > 1
+// Dynamics: the "book" variant, ONE classic RK4 step over dt = 0.2 s, then angles wrapped to
+// [-pi, pi] and velocities clipped, exactly as Gymnasium.
+#pragma once
+
+#include <array>
+
+#include "core/options.h"
+#include "envs/env.h"
+
+namespace recur::envs {
+
+struct AcrobotConfig {
+  double reset_low = -0.1;  // all four state values start ~ U(reset_low, reset_high)
+  double reset_high = 0.1;
+
+  static AcrobotConfig read(OptionReader& options);
+};
+
+class Acrobot final : public Env {
+ public:
+  explicit Acrobot(const AcrobotConfig& config = {});
+
+  int state_size() const override { return 4; }
+  void get_state(std::span<double> out) const override;
+
+ private:
+  void reset_impl(Rng& rng) override;
+  Outcome step_impl(std::span<const float> action) override;
+  void observe(std::span<float> obs) const override;
+  void set_state_impl(std::span<const double> state) override;
+
+  AcrobotConfig config_;
+  std::array<double, 4> state_{};  // theta1, theta2 [rad], theta1_dot, theta2_dot [rad/s]
+};
+
+}  // namespace recur::envs

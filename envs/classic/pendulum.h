@@ -1,0 +1,42 @@
+// Pendulum-v1, ported from Gymnasium 1.x (gymnasium/envs/classic_control/pendulum.py).
+// Swing a pendulum up and hold it upright with a bounded torque.
+//   action  Box(-2, 2, (1,)): torque [N m], clipped to +-2
+//   obs     Box(3): [cos theta, sin theta, theta_dot], bounds +-[1, 1, 8]
+//   reward  -(angle_normalize(theta)^2 + 0.1 theta_dot^2 + 0.001 u^2), from the state BEFORE the step
+//   ends    never terminates; truncated at 200 steps by the registry's time limit
+#pragma once
+
+#include <array>
+#include <numbers>
+
+#include "core/options.h"
+#include "envs/env.h"
+
+namespace recur::envs {
+
+struct PendulumConfig {
+  double g = 10.0;                 // gravity [m/s^2], Gymnasium's g constructor argument
+  double x_init = std::numbers::pi;  // theta starts ~ U(-x_init, x_init) [rad]
+  double y_init = 1.0;             // theta_dot starts ~ U(-y_init, y_init) [rad/s]
+
+  static PendulumConfig read(OptionReader& options);
+};
+
+class Pendulum final : public Env {
+ public:
+  explicit Pendulum(const PendulumConfig& config = {});
+
+  int state_size() const override { return 2; }
+  void get_state(std::span<double> out) const override;
+
+ private:
+  void reset_impl(Rng& rng) override;
+  Outcome step_impl(std::span<const float> action) override;
+  void observe(std::span<float> obs) const override;
+  void set_state_impl(std::span<const double> state) override;
+
+  PendulumConfig config_;
+  std::array<double, 2> state_{};  // theta [rad], theta_dot [rad/s]
+};
+
+}  // namespace recur::envs

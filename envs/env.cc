@@ -1,0 +1,94 @@
+#include "envs/env.h"
+
+#include <cmath>
+#include <random>
+
+#include "core/error.h"
+
+namespace recur::envs {
+
+Env::Env(Space observation_space, Space action_space)
+    : observation_space_(std::move(observation_space)),
+      action_space_(std::move(action_space)),
+      obs_(static_cast<size_t>(observation_space_.flat_size()), 0.0f) {}
+
+void Env::set_max_episode_steps(int steps) {
+  RECUR_CHECK_ARG(steps >= 0, "{}: max_episode_steps must be >= 0 (0 = no limit), got {}", id_,
+                  steps);
+  max_episode_steps_ = steps;
+}
+
+std::span<const float> Env::reset(uint64_t seed) {
+  rng_.reseed(seed);
+  seeded_ = true;
+  return reset();
+}
+
+std::span<const float> Env::reset() {
+  if (!seeded_) {
+    std::random_device entropy;
+    rng_.reseed((uint64_t{entropy()} << 32) | entropy());
+    seeded_ = true;
+  }
+  reset_impl(rng_);
+  observe(obs_);
+  has_reset_ = true;
+  needs_reset_ = false;
+  elapsed_steps_ = 0;
+  episode_return_ = 0;
+  return obs_;
+}
+
+void Env::validate_action(std::span<const float> action) const {
+  RECUR_CHECK_ARG(action.size() == static_cast<size_t>(action_space_.flat_size()),
+                  "{}: action has {} values; {} takes {}", id_, action.size(),
+                  action_space_.to_string(), action_space_.flat_size());
+  if (action_space_.is_discrete()) {
+    RECUR_CHECK_ARG(action_space_.contains(action),
+                    "{}: action {} is not in {} (expected an integer in [0, {}))", id_, action[0],
+                    action_space_.to_string(), action_space_.n());
+    return;
+  }
+  for (size_t i = 0; i < action.size(); ++i)
+    RECUR_CHECK_ARG(std::isfinite(action[i]), "{}: action[{}] = {} is not a finite number ({})",
+                    id_, i, action[i], action_space_.to_string());
+}
+
+StepResult Env::step(std::span<const float> action) {
+  if (!has_reset_ || needs_reset_) [[unlikely]] {
+    throw std::logic_error(
+        has_reset_ ? id_ + ": step() called after the episode ended; call reset() first"
+                   : id_ + ": step() called before reset(); call reset(seed) first");
+  }
+  validate_action(action);
+  const Outcome out = step_impl(action);
+  observe(obs_);
+  ++elapsed_steps_;
+  episode_return_ += out.reward;
+  StepResult r;
+  r.obs = obs_;
+  r.reward = out.reward;
+  r.terminated = out.terminated;
+  r.truncated = max_episode_steps_ > 0 && elapsed_steps_ >= max_episode_steps_;
+  needs_reset_ = r.done();
+  return r;
+}
+
+void Env::get_state(std::span<double>) const {
+  throw std::logic_error(id_ + " does not expose its physical state");
+}
+
+void Env::set_state(std::span<const double> state) {
+  RECUR_CHECK_ARG(state_size() > 0, "{} does not expose its physical state", id_);
+  RECUR_CHECK_ARG(state.size() == static_cast<size_t>(state_size()),
+                  "{}: set_state got {} values, the state has {}", id_, state.size(),
+                  state_size());
+  set_state_impl(state);
+  observe(obs_);
+}
+
+void Env::set_state_impl(std::span<const double>) {
+  throw std::logic_error(id_ + " does not expose its physical state");
+}
+
+}  // namespace recur::envs

@@ -1,0 +1,61 @@
+#include "envs/memory/repeat_previous.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.h"
+
+namespace recur::envs {
+namespace {
+constexpr int kDeckSize = 52;
+constexpr int kSuits = 4;
+}  // namespace
+
+RepeatPreviousConfig RepeatPreviousConfig::read(OptionReader& options,
+                                                RepeatPreviousConfig defaults) {
+  RepeatPreviousConfig c = defaults;
+  c.num_decks = static_cast<int>(options.get_int("num_decks", c.num_decks));
+  c.k = static_cast<int>(options.get_int("k", c.k));
+  RECUR_CHECK(c.num_decks >= 1 && c.num_decks <= 1000, "RepeatPrevious: num_decks = {}; use 1..1000",
+              c.num_decks);
+  RECUR_CHECK(c.k >= 1 && c.k < c.num_decks * kDeckSize,
+              "RepeatPrevious: k = {} must be in [1, {}) for {} deck(s)", c.k,
+              c.num_decks * kDeckSize, c.num_decks);
+  return c;
+}
+
+RepeatPrevious::RepeatPrevious(const RepeatPreviousConfig& config)
+    : Env(Space::box(0.0f, 1.0f, {kSuits}), Space::discrete(kSuits)),
+      config_(config),
+      deck_(static_cast<size_t>(config.num_decks * kDeckSize)) {
+  RECUR_CHECK_ARG(config.k >= 1 && config.k < num_cards(), "RepeatPrevious: k = {} out of [1, {})",
+                  config.k, num_cards());
+  reward_scale_ = 1.0 / (num_cards() - config_.k);
+}
+
+void RepeatPrevious::reset_impl(Rng& rng) {
+  // Card i of a fresh deck has suit i % 4 (POPGym tiles the suits over the ranks).
+  for (size_t i = 0; i < deck_.size(); ++i) deck_[i] = static_cast<uint8_t>(i % kSuits);
+  // Fisher-Yates shuffle.
+  for (size_t i = deck_.size() - 1; i > 0; --i)
+    std::swap(deck_[i], deck_[static_cast<size_t>(rng.uniform_int(i + 1))]);
+  dealt_ = 1;
+}
+
+Env::Outcome RepeatPrevious::step_impl(std::span<const float> action) {
+  Outcome out;
+  out.terminated = num_cards() - dealt_ == 1;  // POPGym checks before dealing
+  if (dealt_ >= config_.k) {
+    const int target = deck_[static_cast<size_t>(dealt_ - config_.k)];
+    out.reward = static_cast<int>(action[0]) == target ? reward_scale_ : -reward_scale_;
+  }
+  ++dealt_;
+  return out;
+}
+
+void RepeatPrevious::observe(std::span<float> obs) const {
+  std::fill(obs.begin(), obs.end(), 0.0f);
+  obs[deck_[static_cast<size_t>(dealt_ - 1)]] = 1.0f;
+}
+
+}  // namespace recur::envs

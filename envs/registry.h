@@ -1,0 +1,60 @@
+// The env registry: Gymnasium ids -> factories, with the time limit and reward threshold that
+// Gymnasium registers for each id.
+//
+//   auto env = recur::envs::make("CartPole-v1");
+//   auto env = recur::envs::make("Pendulum-v1", Options{}.set("g", "9.81"));
+//
+// Every env takes the option max_episode_steps (0 = no limit) to override the registered limit;
+// the other options are the env's own (documented in its header). Unknown ids and unknown options
+// are errors that list the closest known names.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/options.h"
+#include "envs/env.h"
+
+namespace recur::envs {
+
+struct EnvSpec {
+  std::string id;                         // Gymnasium id, e.g. "CartPole-v1"
+  std::string family;                     // "classic_control", "memory", ...
+  int max_episode_steps = 0;              // registered time limit; 0 = none
+  std::optional<double> reward_threshold;  // return that counts as solved, where one is known
+  std::string summary;                    // one line for listings
+  // Builds the env from its options; the registry has already consumed max_episode_steps.
+  std::function<std::unique_ptr<Env>(OptionReader&)> factory;
+};
+
+class Registry {
+ public:
+  void add(EnvSpec spec);
+  // nullptr when the id is not registered.
+  const EnvSpec* find(std::string_view id) const;
+  // The spec, or recur::Error listing the closest known ids.
+  const EnvSpec& at(std::string_view id) const;
+  std::vector<std::string> ids() const;
+  const std::vector<EnvSpec>& specs() const { return specs_; }
+
+  std::unique_ptr<Env> make(std::string_view id, const Options& options = {}) const;
+
+ private:
+  std::vector<EnvSpec> specs_;
+};
+
+// All envs built into recur (registered on first use).
+const Registry& registry();
+inline std::unique_ptr<Env> make(std::string_view id, const Options& options = {}) {
+  return registry().make(id, options);
+}
+
+// Family registrations, called once by registry().
+void register_classic_control(Registry& registry);
+void register_memory(Registry& registry);
+
+}  // namespace recur::envs

@@ -1,0 +1,114 @@
+#include "envs/vector_env.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "envs/registry.h"
+
+namespace recur::envs {
+namespace {
+std::vector<std::unique_ptr<Env>> make_envs(const std::string& id, int num_envs,
+                                            const Options& options) {
+  RECUR_CHECK(num_envs >= 1, "num_envs = {}; a VectorEnv needs at least 1 env", num_envs);
+  std::vector<std::unique_ptr<Env>> envs;
+  envs.reserve(static_cast<size_t>(num_envs));
+  for (int i = 0; i < num_envs; ++i) envs.push_back(make(id, options));
+  return envs;
+}
+}  // namespace
+
+VectorEnv::VectorEnv(const std::string& id, int num_envs, const Options& options, int num_threads)
+    : VectorEnv(make_envs(id, num_envs, options), num_threads) {}
+
+VectorEnv::VectorEnv(std::vector<std::unique_ptr<Env>> envs, int num_threads)
+    : envs_(std::move(envs)) {
+  RECUR_CHECK_ARG(!envs_.empty(), "VectorEnv needs at least one env");
+  RECUR_CHECK(num_threads >= 1, "num_threads = {}; use 1 or more", num_threads);
+  obs_dim_ = envs_[0]->obs_dim();
+  action_dim_ = envs_[0]->action_dim();
+  for (const auto& e : envs_) {
+    RECUR_CHECK_ARG(e->observation_space().to_string() == single_observation_space().to_string() &&
+                        e->action_space().to_string() == single_action_space().to_string(),
+                    "VectorEnv: {} has other spaces than {}", e->id(), id());
+  }
+  const auto n = envs_.size();
+  obs_.assign(n * static_cast<size_t>(obs_dim_), 0.0f);
+  final_obs_.assign(n * static_cast<size_t>(obs_dim_), 0.0f);
+  rewards_.assign(n, 0.0f);
+  terminated_.assign(n, 0);
+  truncated_.assign(n, 0);
+  episode_start_.assign(n, 1);
+  final_return_.assign(n, 0.0);
+  final_length_.assign(n, 0);
+
+  const int threads = std::min(num_threads, num_envs());
+  if (threads > 1) {
+    pool_ = std::make_unique<WorkerPool>(threads);
+    slice_task_ = [this, threads](int slice) {
+      const int n_envs = num_envs();
+      step_range(slice * n_envs / threads, (slice + 1) * n_envs / threads, pending_actions_);
+    };
+  }
+}
+
+VectorEnv::~VectorEnv() = default;
+
+void VectorEnv::reset(uint64_t seed) {
+  for (int i = 0; i < num_envs(); ++i) {
+    const auto obs = envs_[static_cast<size_t>(i)]->reset(derive_seed(seed, static_cast<uint64_t>(i)));
+    std::copy(obs.begin(), obs.end(), obs_.begin() + i * obs_dim_);
+  }
+  std::fill(rewards_.begin(), rewards_.end(), 0.0f);
+  std::fill(terminated_.begin(), terminated_.end(), 0);
+  std::fill(truncated_.begin(), truncated_.end(), 0);
+  std::fill(episode_start_.begin(), episode_start_.end(), 1);
+  reset_called_ = true;
+}
+
+void VectorEnv::step(std::span<const float> actions) {
+  RECUR_CHECK_ARG(actions.size() == static_cast<size_t>(num_envs()) * action_dim_,
+                  "VectorEnv({}): actions hold {} floats; expected num_envs {} x action_dim {}",
+                  id(), actions.size(), num_envs(), action_dim_);
+  if (!reset_called_) throw std::logic_error("VectorEnv(" + id() + "): call reset(seed) before step()");
+  // Validate every row first, so a bad action leaves all envs untouched.
+  for (int i = 0; i < num_envs(); ++i) {
+    try {
+      envs_[static_cast<size_t>(i)]->validate_action(
+          actions.subspan(static_cast<size_t>(i) * action_dim_, action_dim_));
+    } catch (const std::invalid_argument& err) {
+      throw std::invalid_argument(fmt::format("env index {}: {}", i, err.what()));
+    }
+  }
+  if (!pool_) {
+    step_range(0, num_envs(), actions);
+    return;
+  }
+  pending_actions_ = actions;
+  pool_->run(slice_task_);
+}
+
+void VectorEnv::step_range(int begin, int end, std::span<const float> actions) {
+  RECUR_ASSERT(begin >= 0 && begin <= end && end <= num_envs());
+  RECUR_ASSERT(actions.size() == static_cast<size_t>(num_envs()) * action_dim_);
+  for (int i = begin; i < end; ++i) {
+    Env& e = *envs_[static_cast<size_t>(i)];
+    const StepResult r = e.step(actions.subspan(static_cast<size_t>(i) * action_dim_, action_dim_));
+    rewards_[i] = static_cast<float>(r.reward);
+    terminated_[i] = r.terminated;
+    truncated_[i] = r.truncated;
+    episode_start_[i] = r.done();
+    float* row = obs_.data() + static_cast<size_t>(i) * obs_dim_;
+    if (r.done()) {
+      std::copy(r.obs.begin(), r.obs.end(), final_obs_.begin() + i * obs_dim_);
+      final_return_[i] = e.episode_return();
+      final_length_[i] = e.elapsed_steps();
+      const auto first = e.reset();  // the env's RNG continues: no reseed
+      std::copy(first.begin(), first.end(), row);
+    } else {
+      std::copy(r.obs.begin(), r.obs.end(), row);
+    }
+  }
+}
+
+}  // namespace recur::envs

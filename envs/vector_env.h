@@ -1,0 +1,82 @@
+// VectorEnv: N copies of one env stepped in lockstep, with batched float32 buffers.
+//
+//   VectorEnv venv("CartPole-v1", /*num_envs=*/8);
+//   venv.reset(seed);                     // env i is seeded with derive_seed(seed, i)
+//   venv.step(actions);                   // actions (N, action_dim), row-major
+//   venv.obs(); venv.rewards(); ...       // (N, obs_dim), (N,), ...
+//
+// Autoreset is Gymnasium's SAME_STEP mode: when env i's episode ends on a step, that step's row
+// i of obs() already holds the first observation of the next episode; the last observation of
+// the ended episode is in row i of final_obs() (the learner bootstraps from it on truncation),
+// its return and length in final_return()/final_length(), and episode_start()[i] is 1 (the next
+// step is the first of an episode, so a recurrent policy must reset its state for slot i).
+// After reset(), episode_start() is 1 everywhere. No step allocates.
+//
+// Threads: step_range(begin, end, actions) steps envs [begin, end) only; calls on disjoint ranges
+// may run concurrently (each env and each row of every buffer belongs to one index). With
+// num_threads > 1, step() itself splits the envs into that many contiguous slices on a worker
+// pool.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+#include "core/worker_pool.h"
+#include "envs/env.h"
+
+namespace recur::envs {
+
+class VectorEnv {
+ public:
+  VectorEnv(const std::string& id, int num_envs, const Options& options = {},
+            int num_threads = 1);
+  // From envs built elsewhere; all must share observation and action spaces.
+  explicit VectorEnv(std::vector<std::unique_ptr<Env>> envs, int num_threads = 1);
+  ~VectorEnv();
+
+  int num_envs() const { return static_cast<int>(envs_.size()); }
+  int num_threads() const { return pool_ ? pool_->size() : 1; }
+  int obs_dim() const { return obs_dim_; }
+  int action_dim() const { return action_dim_; }
+  const Space& single_observation_space() const { return envs_[0]->observation_space(); }
+  const Space& single_action_space() const { return envs_[0]->action_space(); }
+  const std::string& id() const { return envs_[0]->id(); }
+  Env& env(int i) { return *envs_[static_cast<size_t>(i)]; }
+  const Env& env(int i) const { return *envs_[static_cast<size_t>(i)]; }
+
+  void reset(uint64_t seed);
+  // actions: (num_envs, action_dim). Throws std::invalid_argument on a wrong size or an action
+  // outside the space (naming the env index); std::logic_error before reset().
+  void step(std::span<const float> actions);
+  void step_range(int begin, int end, std::span<const float> actions);
+
+  std::span<const float> obs() const { return obs_; }              // (N, obs_dim)
+  std::span<const float> rewards() const { return rewards_; }      // (N,)
+  std::span<const uint8_t> terminated() const { return terminated_; }  // (N,) 0/1
+  std::span<const uint8_t> truncated() const { return truncated_; }    // (N,) 0/1
+  std::span<const uint8_t> episode_start() const { return episode_start_; }  // (N,) 0/1
+  // Rows valid where terminated or truncated on the last step.
+  std::span<const float> final_obs() const { return final_obs_; }        // (N, obs_dim)
+  std::span<const double> final_return() const { return final_return_; }  // (N,)
+  std::span<const int> final_length() const { return final_length_; }     // (N,)
+
+ private:
+  std::vector<std::unique_ptr<Env>> envs_;
+  int obs_dim_ = 0;
+  int action_dim_ = 0;
+  bool reset_called_ = false;
+  std::vector<float> obs_, rewards_, final_obs_;
+  std::vector<uint8_t> terminated_, truncated_, episode_start_;
+  std::vector<double> final_return_;
+  std::vector<int> final_length_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::span<const float> pending_actions_;  // what the pool's slices step with
+  std::function<void(int)> slice_task_;     // built once: no allocation per step
+};
+
+}  // namespace recur::envs

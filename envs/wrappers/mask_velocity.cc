@@ -1,0 +1,22 @@
+#include "envs/wrappers/mask_velocity.h"
+
+#include "core/error.h"
+
+namespace recur::envs {
+
+MaskVelocity::MaskVelocity(std::unique_ptr<Env> inner, std::vector<int> masked_indices)
+    : Env(inner->observation_space(), inner->action_space()),
+      inner_(std::move(inner)),
+      masked_(std::move(masked_indices)) {
+  for (int i : masked_)
+    RECUR_CHECK_ARG(i >= 0 && i < inner_->obs_dim(),
+                    "MaskVelocity: index {} is outside the observation (size {})", i,
+                    inner_->obs_dim());
+}
+
+void MaskVelocity::observe(std::span<float> obs) const {
+  forward_observe(*inner_, obs);
+  for (int i : masked_) obs[static_cast<size_t>(i)] = 0.0f;
+}
+
+}  // namespace recur::envs

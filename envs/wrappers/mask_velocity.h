@@ -1,0 +1,34 @@
+// MaskVelocity: partial observability as rl-baselines3-zoo's MaskVelocityWrapper. The velocity
+// entries of the observation are set to zero (not removed), so shapes and spaces are unchanged
+// and a policy must infer velocities from memory. Registered as {Base}NoVel-v{N}, with the base
+// env's time limit. Index lists per env live with the registrations.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "envs/env.h"
+
+namespace recur::envs {
+
+class MaskVelocity final : public Env {
+ public:
+  MaskVelocity(std::unique_ptr<Env> inner, std::vector<int> masked_indices);
+
+  const Env& inner() const { return *inner_; }
+  const std::vector<int>& masked_indices() const { return masked_; }
+
+  int state_size() const override { return inner_->state_size(); }
+  void get_state(std::span<double> out) const override { inner_->get_state(out); }
+
+ private:
+  void reset_impl(Rng& rng) override { forward_reset(*inner_, rng); }
+  Outcome step_impl(std::span<const float> action) override { return forward_step(*inner_, action); }
+  void observe(std::span<float> obs) const override;
+  void set_state_impl(std::span<const double> s) override { forward_set_state(*inner_, s); }
+
+  std::unique_ptr<Env> inner_;
+  std::vector<int> masked_;
+};
+
+}  // namespace recur::envs

@@ -1,0 +1,27 @@
+#include "kernels/device_query.h"
+
+#include <cuda_runtime_api.h>
+
+namespace recur::kernels {
+
+CudaRuntimeInfo query_cuda() {
+  CudaRuntimeInfo info;
+  cudaRuntimeGetVersion(&info.runtime_version);
+  if (cudaDriverGetVersion(&info.driver_version) != cudaSuccess) info.driver_version = 0;
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    info.error = cudaGetErrorString(status);
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return info;
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    info.devices.push_back({i, prop.name, prop.major, prop.minor, prop.totalGlobalMem});
+  }
+  if (info.devices.empty()) info.error = "no CUDA device found";
+  return info;
+}
+
+}  // namespace recur::kernels

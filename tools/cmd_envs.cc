@@ -1,0 +1,42 @@
+// `recur envs`: every registered env id with its spaces, time limit and threshold.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "envs/registry.h"
+#include "tools/commands.h"
+
+namespace recur::cli {
+
+void add_envs_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("envs", "List registered environments with spaces and limits");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "One JSON object per line instead of a table");
+  cmd->callback([json, &exit_code] {
+    const auto& reg = envs::registry();
+    for (const auto& spec : reg.specs()) {
+      const auto env = reg.make(spec.id);
+      const std::string limit =
+          spec.max_episode_steps ? std::to_string(spec.max_episode_steps) : std::string("none");
+      const std::string threshold =
+          spec.reward_threshold ? fmt::format("{:g}", *spec.reward_threshold) : std::string("none");
+      if (*json) {
+        fmt::print(
+            "{{\"id\": \"{}\", \"family\": \"{}\", \"observation_space\": \"{}\", "
+            "\"action_space\": \"{}\", \"max_episode_steps\": {}, \"reward_threshold\": {}}}\n",
+            spec.id, spec.family, env->observation_space().to_string(),
+            env->action_space().to_string(), spec.max_episode_steps,
+            spec.reward_threshold ? fmt::format("{}", *spec.reward_threshold) : "null");
+        continue;
+      }
+      fmt::print("{}  [{}]\n  {}\n  observation {}\n  action      {}\n  max steps {}, reward "
+                 "threshold {}\n\n",
+                 spec.id, spec.family, spec.summary, env->observation_space().to_string(),
+                 env->action_space().to_string(), limit, threshold);
+    }
+    if (!*json) fmt::print("{} environments\n", reg.specs().size());
+    exit_code = 0;
+  });
+}
+
+}  // namespace recur::cli

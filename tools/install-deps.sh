@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what recur needs to build and test, from Debian 12 packages; skips what is present.
+# Safe to run again. Needs root (or sudo) only when something is missing.
+#   tools/install-deps.sh            C++ build and test dependencies
+#   tools/install-deps.sh --python   also the PyPI packages of the helper scripts (golden data, plots)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config clang-format
+  libeigen3-dev libbox2d-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev libcli11-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all Debian packages present"
+fi
+
+if [[ ${1:-} == --python ]]; then
+  python3 -m pip install -q -r "$(dirname "$0")/requirements.txt"
+fi
+
+# CUDA and cuDNN are not Debian packages here: they come with the machine in /usr/local/cuda.
+if [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null 2>&1; then
+  echo "install-deps: CUDA toolkit found; CUDA code will be compiled (RECUR_CUDA=AUTO)"
+else
+  echo "install-deps: no CUDA toolkit; building the CPU-only product (RECUR_CUDA=AUTO)"
+fi

@@ -4,6 +4,11 @@ target_compile_options(recur_defaults INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
                             -Wnon-virtual-dtor -Wold-style-cast -Wimplicit-fallthrough>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+# No FMA contraction: GCC fuses a*b+c by default in C++ once -march allows FMA, which changes
+# results between machines and breaks bit-for-bit parity with Gymnasium's float64 dynamics and
+# between executors. Kernels that want FMA ask for it explicitly (std::fma, Eigen, __fmaf_rn).
+target_compile_options(recur_defaults INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffp-contract=off>)
 if(RECUR_WERROR)
   target_compile_options(recur_defaults INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/numeric.h"
 #include "envs/classic/reset_bounds.h"
 
 namespace recur::envs {
@@ -69,8 +70,7 @@ Acrobot::Acrobot(const AcrobotConfig& config)
 
 void Acrobot::reset_impl(Rng& rng) {
   // Gymnasium draws float64 and stores float32.
-  for (auto& v : state_)
-    v = static_cast<float>(rng.uniform(config_.reset_low, config_.reset_high));
+  for (auto& v : state_) v = round_to_float(rng.uniform(config_.reset_low, config_.reset_high));
 }
 
 Env::Outcome Acrobot::step_impl(std::span<const float> action) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/numeric.h"
 #include "envs/classic/reset_bounds.h"
 
 namespace recur::envs {
@@ -49,7 +50,7 @@ Env::Outcome ContinuousMountainCar::step_impl(std::span<const float> action) {
   out.reward = out.terminated ? 100.0 : 0.0;
   out.reward -= std::pow(static_cast<double>(action[0]), 2) * 0.1;
 
-  state_ = {static_cast<float>(position), static_cast<float>(velocity)};
+  state_ = {round_to_float(position), round_to_float(velocity)};  // Gymnasium stores float32
   return out;
 }
 

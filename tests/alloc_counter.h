@@ -1,0 +1,19 @@
+// Counts heap allocations made by any thread while a scope is open, through a replaced global
+// operator new (tests/alloc_counter.cc). Used to prove that step loops do not allocate.
+#pragma once
+
+#include <cstddef>
+
+namespace recur::test {
+
+class AllocationCounter {
+ public:
+  AllocationCounter();
+  ~AllocationCounter();
+  size_t count() const;
+
+ private:
+  size_t start_;
+};
+
+}  // namespace recur::test

@@ -7,7 +7,8 @@
 namespace recur::agent {
 
 std::vector<EpisodeRecord> run_random_rollout(
-    const RandomRolloutConfig& config, const std::function<void(const EpisodeRecord&)>& on_episode) {
+    const RandomRolloutConfig& config,
+    const std::function<void(const EpisodeRecord&)>& on_episode) {
   RECUR_CHECK(config.episodes >= 1, "episodes = {}; use 1 or more", config.episodes);
   envs::VectorEnv venv(config.env_id, config.num_envs, config.env_options);
   venv.reset(config.seed);
@@ -19,8 +20,8 @@ std::vector<EpisodeRecord> run_random_rollout(
   std::vector<EpisodeRecord> out;
   while (static_cast<int>(out.size()) < config.episodes) {
     for (int i = 0; i < venv.num_envs(); ++i)
-      venv.single_action_space().sample(rng,
-                                        std::span(actions).subspan(static_cast<size_t>(i) * dim, dim));
+      venv.single_action_space().sample(
+          rng, std::span(actions).subspan(static_cast<size_t>(i) * dim, dim));
     venv.step(actions);
     for (int i = 0; i < venv.num_envs() && static_cast<int>(out.size()) < config.episodes; ++i) {
       if (!venv.episode_start()[i]) continue;

@@ -3,9 +3,10 @@
 namespace recur::detail {
 
 void throw_internal(const char* file, int line, const char* what) {
-  throw InternalError(fmt::format("internal error at {}:{}: '{}' does not hold. This is a bug in "
-                                  "recur; please report it with the command that triggered it.",
-                                  file, line, what));
+  throw InternalError(
+      fmt::format("internal error at {}:{}: '{}' does not hold. This is a bug in "
+                  "recur; please report it with the command that triggered it.",
+                  file, line, what));
 }
 
 void throw_device(const char* file, int line, const char* call, const char* library, int code,

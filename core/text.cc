@@ -6,7 +6,9 @@
 
 namespace recur {
 namespace {
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+char lower(char c) {
+  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
 
 bool contains_ci(std::string_view hay, std::string_view needle) {
   return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
@@ -36,8 +38,8 @@ std::vector<std::string> closest_matches(std::string_view query,
   std::vector<std::pair<size_t, std::string>> scored;
   for (const auto& c : candidates) {
     const size_t d = edit_distance(query, c);
-    const bool related = d <= std::max<size_t>(2, query.size() / 2) ||
-                         (!query.empty() && contains_ci(c, query));
+    const bool related =
+        d <= std::max<size_t>(2, query.size() / 2) || (!query.empty() && contains_ci(c, query));
     if (related) scored.emplace_back(d, c);
   }
   std::stable_sort(scored.begin(), scored.end(),

@@ -3,6 +3,20 @@
 #include "core/error.h"
 
 namespace recur {
+namespace {
+// Spin iterations before a waiting thread yields the core (each about one pause instruction);
+// long enough to bridge the gap between two env steps, short enough not to burn a core while a
+// learner update runs.
+constexpr int kSpinsBeforeSleep = 1 << 14;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+}  // namespace
 
 WorkerPool::WorkerPool(int size) : size_(size), errors_(static_cast<size_t>(size)) {
   RECUR_CHECK_ARG(size >= 1, "WorkerPool size must be >= 1, got {}", size);
@@ -32,19 +46,23 @@ void WorkerPool::run(const std::function<void(int)>& fn) {
     fn(0);
     return;
   }
+  task_ = &fn;
+  pending_.store(size_ - 1, std::memory_order_relaxed);
   {
+    // Publishing under the mutex pairs with a worker's check-then-wait: no lost wake-up.
     std::lock_guard lock(mutex_);
-    task_ = &fn;
-    pending_ = size_ - 1;
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
   work_ready_.notify_all();
   run_slice(0);
-  {
-    std::unique_lock lock(mutex_);
-    work_done_.wait(lock, [this] { return pending_ == 0; });
-    task_ = nullptr;
+  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+    if (spins < kSpinsBeforeSleep) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
   }
+  task_ = nullptr;
   for (auto& e : errors_) {
     if (e) {
       auto first = e;
@@ -57,17 +75,22 @@ void WorkerPool::run(const std::function<void(int)>& fn) {
 void WorkerPool::worker_loop(int index) {
   uint64_t seen = 0;
   for (;;) {
-    {
+    // Spin for the next run first; sleep on the condition variable when none comes soon.
+    uint64_t now = generation_.load(std::memory_order_acquire);
+    for (int spins = 0; now == seen && spins < kSpinsBeforeSleep && !stopping_; ++spins) {
+      cpu_relax();
+      now = generation_.load(std::memory_order_acquire);
+    }
+    if (now == seen) {
       std::unique_lock lock(mutex_);
-      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
+      work_ready_.wait(
+          lock, [&] { return stopping_ || generation_.load(std::memory_order_acquire) != seen; });
+      now = generation_.load(std::memory_order_acquire);
     }
+    if (stopping_) return;
+    seen = now;
     run_slice(index);
-    {
-      std::lock_guard lock(mutex_);
-      if (--pending_ == 0) work_done_.notify_one();
-    }
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 

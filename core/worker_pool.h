@@ -1,10 +1,13 @@
 // A fixed set of threads that run one parallel-for at a time: run(fn) calls fn(i) for every
 // i in [0, size()) with i = 0 on the calling thread, and returns when all are done. Built for
-// per-step work (stepping slices of a VectorEnv): threads live as long as the pool, and a run
-// neither allocates nor creates threads. An exception thrown by any fn(i) is rethrown by run()
-// after every slice has finished.
+// per-step work (stepping slices of a VectorEnv, a microsecond or less per slice): threads live
+// as long as the pool, a run neither allocates nor creates threads, and the hand-off spins
+// briefly before sleeping, because a condition-variable wake-up alone (several microseconds)
+// would cost more than the work. An exception thrown by any fn(i) is rethrown by run() after
+// every slice has finished.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -37,11 +40,10 @@ class WorkerPool {
   std::vector<std::exception_ptr> errors_;
   std::mutex mutex_;
   std::condition_variable work_ready_;
-  std::condition_variable work_done_;
   const std::function<void(int)>* task_ = nullptr;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stopping_ = false;
+  std::atomic<uint64_t> generation_{0};  // bumped once per run; workers wait for a change
+  std::atomic<int> pending_{0};          // worker slices of the current run not finished yet
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace recur

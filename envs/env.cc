@@ -55,12 +55,16 @@ void Env::validate_action(std::span<const float> action) const {
 }
 
 StepResult Env::step(std::span<const float> action) {
-  if (!has_reset_ || needs_reset_) [[unlikely]] {
-    throw std::logic_error(
-        has_reset_ ? id_ + ": step() called after the episode ended; call reset() first"
-                   : id_ + ": step() called before reset(); call reset(seed) first");
-  }
   validate_action(action);
+  return advance(action);
+}
+
+StepResult Env::advance(std::span<const float> action) {
+  if (!has_reset_ || needs_reset_) [[unlikely]] {
+    throw std::logic_error(has_reset_
+                               ? id_ + ": step() called after the episode ended; call reset() first"
+                               : id_ + ": step() called before reset(); call reset(seed) first");
+  }
   const Outcome out = step_impl(action);
   observe(obs_);
   ++elapsed_steps_;
@@ -81,8 +85,7 @@ void Env::get_state(std::span<double>) const {
 void Env::set_state(std::span<const double> state) {
   RECUR_CHECK_ARG(state_size() > 0, "{} does not expose its physical state", id_);
   RECUR_CHECK_ARG(state.size() == static_cast<size_t>(state_size()),
-                  "{}: set_state got {} values, the state has {}", id_, state.size(),
-                  state_size());
+                  "{}: set_state got {} values, the state has {}", id_, state.size(), state_size());
   set_state_impl(state);
   observe(obs_);
 }

@@ -111,6 +111,8 @@ class Env {
 
  private:
   friend class Registry;
+  friend class VectorEnv;  // validates a whole batch first, then advances without re-checking
+  StepResult advance(std::span<const float> action);
 
   std::string id_ = "unregistered env";
   Space observation_space_;

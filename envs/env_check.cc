@@ -56,7 +56,10 @@ class Checker {
   }
 
   EnvCheckReport run() {
-    check("make", [&] { make(id_, options_); return std::string("built with the given options"); });
+    check("make", [&] {
+      make(id_, options_);
+      return std::string("built with the given options");
+    });
     if (!report_.passed()) return report_;
     check("spaces", [&] { return spaces(); });
     check("seeding", [&] { return seeding(); });
@@ -137,8 +140,8 @@ class Checker {
         expect(env->observation_space().contains(r.obs),
                fmt::format("episode {} step {}: observation outside {}", ep, s + 1,
                            env->observation_space().to_string()));
-        expect(std::isfinite(r.reward), fmt::format("episode {} step {}: reward {}", ep, s + 1,
-                                                     r.reward));
+        expect(std::isfinite(r.reward),
+               fmt::format("episode {} step {}: reward {}", ep, s + 1, r.reward));
         if (r.done()) break;
       }
     }
@@ -181,10 +184,11 @@ class Checker {
     expect(short_env->max_episode_steps() == 3, "max_episode_steps option was not applied");
     const int short_trunc = check_limit(*short_env, 3, config_.episodes, config_.seed, 3);
     expect(short_trunc > 0, "max_episode_steps = 3 never truncated an episode");
-    return fmt::format("limit {}: {} of {} random episodes truncated exactly there; override to 3 "
-                       "truncated {} of {}",
-                       limit == 0 ? std::string("none") : std::to_string(limit), full,
-                       config_.episodes, short_trunc, config_.episodes);
+    return fmt::format(
+        "limit {}: {} of {} random episodes truncated exactly there; override to 3 "
+        "truncated {} of {}",
+        limit == 0 ? std::string("none") : std::to_string(limit), full, config_.episodes,
+        short_trunc, config_.episodes);
   }
 
   std::string bookkeeping() {

@@ -18,7 +18,7 @@
 namespace recur::envs {
 
 struct EnvCheckResult {
-  std::string name;    // "seeding", "spaces", ...
+  std::string name;  // "seeding", "spaces", ...
   bool passed = true;
   std::string detail;  // what was checked, or what went wrong
 };
@@ -31,7 +31,7 @@ struct EnvCheckReport {
 
 struct EnvCheckConfig {
   uint64_t seed = 0;
-  int episodes = 5;             // random-action episodes for the space and limit checks
+  int episodes = 5;                  // random-action episodes for the space and limit checks
   int max_steps_per_episode = 5000;  // guard for envs without a time limit
 };
 

@@ -23,10 +23,10 @@ const EnvSpec& Registry::at(std::string_view id) const {
   if (const EnvSpec* spec = find(id)) return *spec;
   const auto all = ids();
   const auto near = closest_matches(id, all);
-  throw Error(fmt::format("unknown env id '{}'. {}Run `recur envs` to list all {} envs.", id,
-                          near.empty() ? std::string()
-                                       : fmt::format("Closest known ids: {}. ", join(near)),
-                          all.size()));
+  throw Error(
+      fmt::format("unknown env id '{}'. {}Run `recur envs` to list all {} envs.", id,
+                  near.empty() ? std::string() : fmt::format("Closest known ids: {}. ", join(near)),
+                  all.size()));
 }
 
 std::vector<std::string> Registry::ids() const {

@@ -22,11 +22,11 @@
 namespace recur::envs {
 
 struct EnvSpec {
-  std::string id;                         // Gymnasium id, e.g. "CartPole-v1"
-  std::string family;                     // "classic_control", "memory", ...
-  int max_episode_steps = 0;              // registered time limit; 0 = none
+  std::string id;                          // Gymnasium id, e.g. "CartPole-v1"
+  std::string family;                      // "classic_control", "memory", ...
+  int max_episode_steps = 0;               // registered time limit; 0 = none
   std::optional<double> reward_threshold;  // return that counts as solved, where one is known
-  std::string summary;                    // one line for listings
+  std::string summary;                     // one line for listings
   // Builds the env from its options; the registry has already consumed max_episode_steps.
   std::function<std::unique_ptr<Env>(OptionReader&)> factory;
 };

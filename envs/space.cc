@@ -97,8 +97,9 @@ std::string Space::to_string() const {
   for (size_t i = 0; i < shape_.size(); ++i) shape += fmt::format("{},", shape_[i]);
   if (shape_.size() > 1) shape.pop_back();
   shape += ")";
-  const bool uniform = std::all_of(low_.begin(), low_.end(), [&](float v) { return v == low_[0]; }) &&
-                       std::all_of(high_.begin(), high_.end(), [&](float v) { return v == high_[0]; });
+  const bool uniform =
+      std::all_of(low_.begin(), low_.end(), [&](float v) { return v == low_[0]; }) &&
+      std::all_of(high_.begin(), high_.end(), [&](float v) { return v == high_[0]; });
   auto list = [](const std::vector<float>& v) {
     std::string s = "[";
     for (size_t i = 0; i < v.size(); ++i) {

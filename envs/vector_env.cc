@@ -1,6 +1,7 @@
 #include "envs/vector_env.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -47,7 +48,7 @@ VectorEnv::VectorEnv(std::vector<std::unique_ptr<Env>> envs, int num_threads)
     pool_ = std::make_unique<WorkerPool>(threads);
     slice_task_ = [this, threads](int slice) {
       const int n_envs = num_envs();
-      step_range(slice * n_envs / threads, (slice + 1) * n_envs / threads, pending_actions_);
+      advance_range(slice * n_envs / threads, (slice + 1) * n_envs / threads, pending_actions_);
     };
   }
 }
@@ -56,7 +57,8 @@ VectorEnv::~VectorEnv() = default;
 
 void VectorEnv::reset(uint64_t seed) {
   for (int i = 0; i < num_envs(); ++i) {
-    const auto obs = envs_[static_cast<size_t>(i)]->reset(derive_seed(seed, static_cast<uint64_t>(i)));
+    const auto obs =
+        envs_[static_cast<size_t>(i)]->reset(derive_seed(seed, static_cast<uint64_t>(i)));
     std::copy(obs.begin(), obs.end(), obs_.begin() + i * obs_dim_);
   }
   std::fill(rewards_.begin(), rewards_.end(), 0.0f);
@@ -67,21 +69,10 @@ void VectorEnv::reset(uint64_t seed) {
 }
 
 void VectorEnv::step(std::span<const float> actions) {
-  RECUR_CHECK_ARG(actions.size() == static_cast<size_t>(num_envs()) * action_dim_,
-                  "VectorEnv({}): actions hold {} floats; expected num_envs {} x action_dim {}",
-                  id(), actions.size(), num_envs(), action_dim_);
-  if (!reset_called_) throw std::logic_error("VectorEnv(" + id() + "): call reset(seed) before step()");
   // Validate every row first, so a bad action leaves all envs untouched.
-  for (int i = 0; i < num_envs(); ++i) {
-    try {
-      envs_[static_cast<size_t>(i)]->validate_action(
-          actions.subspan(static_cast<size_t>(i) * action_dim_, action_dim_));
-    } catch (const std::invalid_argument& err) {
-      throw std::invalid_argument(fmt::format("env index {}: {}", i, err.what()));
-    }
-  }
+  validate_range(0, num_envs(), actions);
   if (!pool_) {
-    step_range(0, num_envs(), actions);
+    advance_range(0, num_envs(), actions);
     return;
   }
   pending_actions_ = actions;
@@ -89,11 +80,52 @@ void VectorEnv::step(std::span<const float> actions) {
 }
 
 void VectorEnv::step_range(int begin, int end, std::span<const float> actions) {
-  RECUR_ASSERT(begin >= 0 && begin <= end && end <= num_envs());
-  RECUR_ASSERT(actions.size() == static_cast<size_t>(num_envs()) * action_dim_);
+  RECUR_CHECK_ARG(begin >= 0 && begin <= end && end <= num_envs(),
+                  "VectorEnv({}): step_range [{}, {}) outside [0, {})", id(), begin, end,
+                  num_envs());
+  validate_range(begin, end, actions);
+  advance_range(begin, end, actions);
+}
+
+void VectorEnv::validate_range(int begin, int end, std::span<const float> actions) const {
+  RECUR_CHECK_ARG(actions.size() == static_cast<size_t>(num_envs()) * action_dim_,
+                  "VectorEnv({}): actions hold {} floats; expected num_envs {} x action_dim {}",
+                  id(), actions.size(), num_envs(), action_dim_);
+  if (!reset_called_)
+    throw std::logic_error("VectorEnv(" + id() + "): call reset(seed) before step()");
+  // Fast pass over the flat batch with the shared action space (all envs have the same one);
+  // only a failing row pays for the per-env check that builds the message.
+  const Space& space = single_action_space();
+  const auto first = static_cast<size_t>(begin) * action_dim_;
+  const auto last = static_cast<size_t>(end) * action_dim_;
+  bool ok = true;
+  if (space.is_discrete()) {
+    const auto n = static_cast<float>(space.n());
+    for (size_t k = first; k < last; ++k) {
+      const float a = actions[k];
+      ok &= a >= 0.0f && a < n && a == static_cast<float>(static_cast<int32_t>(a));
+    }
+  } else {
+    for (size_t k = first; k < last; ++k) ok &= std::isfinite(actions[k]);
+  }
+  if (ok) [[likely]]
+    return;
+  for (int i = begin; i < end; ++i) {
+    try {
+      envs_[static_cast<size_t>(i)]->validate_action(
+          actions.subspan(static_cast<size_t>(i) * action_dim_, action_dim_));
+    } catch (const std::invalid_argument& err) {
+      throw std::invalid_argument(fmt::format("env index {}: {}", i, err.what()));
+    }
+  }
+  RECUR_ASSERT(false);  // the fast pass and validate_action disagree
+}
+
+void VectorEnv::advance_range(int begin, int end, std::span<const float> actions) {
   for (int i = begin; i < end; ++i) {
     Env& e = *envs_[static_cast<size_t>(i)];
-    const StepResult r = e.step(actions.subspan(static_cast<size_t>(i) * action_dim_, action_dim_));
+    const StepResult r =
+        e.advance(actions.subspan(static_cast<size_t>(i) * action_dim_, action_dim_));
     rewards_[i] = static_cast<float>(r.reward);
     terminated_[i] = r.terminated;
     truncated_[i] = r.truncated;

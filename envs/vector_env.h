@@ -33,8 +33,7 @@ namespace recur::envs {
 
 class VectorEnv {
  public:
-  VectorEnv(const std::string& id, int num_envs, const Options& options = {},
-            int num_threads = 1);
+  VectorEnv(const std::string& id, int num_envs, const Options& options = {}, int num_threads = 1);
   // From envs built elsewhere; all must share observation and action spaces.
   explicit VectorEnv(std::vector<std::unique_ptr<Env>> envs, int num_threads = 1);
   ~VectorEnv();
@@ -53,19 +52,25 @@ class VectorEnv {
   // actions: (num_envs, action_dim). Throws std::invalid_argument on a wrong size or an action
   // outside the space (naming the env index); std::logic_error before reset().
   void step(std::span<const float> actions);
+  // Steps envs [begin, end) only (validating their rows first); actions is the whole batch.
   void step_range(int begin, int end, std::span<const float> actions);
 
-  std::span<const float> obs() const { return obs_; }              // (N, obs_dim)
-  std::span<const float> rewards() const { return rewards_; }      // (N,)
-  std::span<const uint8_t> terminated() const { return terminated_; }  // (N,) 0/1
-  std::span<const uint8_t> truncated() const { return truncated_; }    // (N,) 0/1
+  std::span<const float> obs() const { return obs_; }                        // (N, obs_dim)
+  std::span<const float> rewards() const { return rewards_; }                // (N,)
+  std::span<const uint8_t> terminated() const { return terminated_; }        // (N,) 0/1
+  std::span<const uint8_t> truncated() const { return truncated_; }          // (N,) 0/1
   std::span<const uint8_t> episode_start() const { return episode_start_; }  // (N,) 0/1
   // Rows valid where terminated or truncated on the last step.
-  std::span<const float> final_obs() const { return final_obs_; }        // (N, obs_dim)
+  std::span<const float> final_obs() const { return final_obs_; }         // (N, obs_dim)
   std::span<const double> final_return() const { return final_return_; }  // (N,)
   std::span<const int> final_length() const { return final_length_; }     // (N,)
 
  private:
+  // Throws std::invalid_argument naming the env index when a row of [begin, end) is invalid.
+  void validate_range(int begin, int end, std::span<const float> actions) const;
+  // Steps [begin, end) with rows already validated.
+  void advance_range(int begin, int end, std::span<const float> actions);
+
   std::vector<std::unique_ptr<Env>> envs_;
   int obs_dim_ = 0;
   int action_dim_ = 0;

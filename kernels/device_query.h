@@ -19,7 +19,7 @@ struct CudaRuntimeInfo {
   int runtime_version = 0;  // e.g. 13000 for CUDA 13.0
   int driver_version = 0;   // 0 when no driver is installed
   std::vector<CudaDevice> devices;
-  std::string error;        // why no device can be used, or empty
+  std::string error;  // why no device can be used, or empty
 };
 
 // Never throws: "no device" is a normal answer on CPU-only machines.

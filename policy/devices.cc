@@ -1,7 +1,7 @@
 #include "policy/devices.h"
 
-#include <Eigen/Core>
 #include <fmt/format.h>
+#include <Eigen/Core>
 
 #ifdef RECUR_WITH_CUDA
 #include <cudnn.h>
@@ -33,8 +33,9 @@ DeviceReport query_devices() {
                                  static_cast<double>(d.memory_bytes) / (1024.0 * 1024 * 1024)));
   r.gpu_unavailable = cuda.error;
 #else
-  r.gpu_unavailable = "this build of recur has no CUDA support (configured with RECUR_CUDA=OFF or "
-                      "without the CUDA toolkit)";
+  r.gpu_unavailable =
+      "this build of recur has no CUDA support (configured with RECUR_CUDA=OFF or "
+      "without the CUDA toolkit)";
 #endif
   return r;
 }

@@ -15,11 +15,21 @@ void* operator new(std::size_t size) {
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
 
 namespace recur::test {
-AllocationCounter::AllocationCounter() : start_(g_allocations) { ++g_open; }
-AllocationCounter::~AllocationCounter() { --g_open; }
-size_t AllocationCounter::count() const { return g_allocations - start_; }
+AllocationCounter::AllocationCounter() : start_(g_allocations) {
+  ++g_open;
+}
+AllocationCounter::~AllocationCounter() {
+  --g_open;
+}
+size_t AllocationCounter::count() const {
+  return g_allocations - start_;
+}
 }  // namespace recur::test

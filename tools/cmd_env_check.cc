@@ -18,7 +18,8 @@ void add_env_check_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<Args>();
   cmd->add_option("id", args->id, "Env id, e.g. CartPole-v1")->required();
   cmd->add_option("-o,--option", args->options, "Env option key=value (repeatable)");
-  cmd->add_option("--seed", args->config.seed, "Seed of the checked episodes")->capture_default_str();
+  cmd->add_option("--seed", args->config.seed, "Seed of the checked episodes")
+      ->capture_default_str();
   cmd->add_option("--episodes", args->config.episodes, "Random episodes per check")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();

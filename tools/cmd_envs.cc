@@ -29,10 +29,11 @@ void add_envs_command(CLI::App& app, int& exit_code) {
             spec.reward_threshold ? fmt::format("{}", *spec.reward_threshold) : "null");
         continue;
       }
-      fmt::print("{}  [{}]\n  {}\n  observation {}\n  action      {}\n  max steps {}, reward "
-                 "threshold {}\n\n",
-                 spec.id, spec.family, spec.summary, env->observation_space().to_string(),
-                 env->action_space().to_string(), limit, threshold);
+      fmt::print(
+          "{}  [{}]\n  {}\n  observation {}\n  action      {}\n  max steps {}, reward "
+          "threshold {}\n\n",
+          spec.id, spec.family, spec.summary, env->observation_space().to_string(),
+          env->action_space().to_string(), limit, threshold);
     }
     if (!*json) fmt::print("{} environments\n", reg.specs().size());
     exit_code = 0;

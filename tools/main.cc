@@ -1,9 +1,9 @@
 // recur: the command-line tool. main() alone turns exceptions into messages and exit codes:
 //   0 success, 1 a check or benchmark verdict failed, 2 bad input (arguments, config, files),
 //   3 an internal or device error.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>

@@ -10,15 +10,15 @@
 namespace recur::envs {
 namespace {
 constexpr double kPi = std::numbers::pi;
-constexpr double kDt = 0.2;             // s
-constexpr double kLinkLength1 = 1.0;    // m
-constexpr double kLinkMass1 = 1.0;      // kg
-constexpr double kLinkMass2 = 1.0;      // kg
-constexpr double kLinkCom1 = 0.5;       // m, centre of mass of link 1
-constexpr double kLinkCom2 = 0.5;       // m
-constexpr double kLinkMoi = 1.0;        // moment of inertia of both links
-constexpr double kMaxVel1 = 4 * kPi;    // rad/s
-constexpr double kMaxVel2 = 9 * kPi;    // rad/s
+constexpr double kDt = 0.2;           // s
+constexpr double kLinkLength1 = 1.0;  // m
+constexpr double kLinkMass1 = 1.0;    // kg
+constexpr double kLinkMass2 = 1.0;    // kg
+constexpr double kLinkCom1 = 0.5;     // m, centre of mass of link 1
+constexpr double kLinkCom2 = 0.5;     // m
+constexpr double kLinkMoi = 1.0;      // moment of inertia of both links
+constexpr double kMaxVel1 = 4 * kPi;  // rad/s
+constexpr double kMaxVel2 = 9 * kPi;  // rad/s
 constexpr double kGravity = 9.8;
 constexpr std::array<double, 3> kTorques = {-1.0, 0.0, 1.0};
 
@@ -29,8 +29,8 @@ State dsdt(const State& s, double a) {
   constexpr double m1 = kLinkMass1, m2 = kLinkMass2, l1 = kLinkLength1;
   constexpr double lc1 = kLinkCom1, lc2 = kLinkCom2, I1 = kLinkMoi, I2 = kLinkMoi;
   const double theta1 = s[0], theta2 = s[1], dtheta1 = s[2], dtheta2 = s[3];
-  const double d1 = m1 * (lc1 * lc1) +
-                    m2 * ((l1 * l1) + (lc2 * lc2) + 2 * l1 * lc2 * std::cos(theta2)) + I1 + I2;
+  const double d1 =
+      m1 * (lc1 * lc1) + m2 * ((l1 * l1) + (lc2 * lc2) + 2 * l1 * lc2 * std::cos(theta2)) + I1 + I2;
   const double d2 = m2 * ((lc2 * lc2) + l1 * lc2 * std::cos(theta2)) + I2;
   const double phi2 = m2 * lc2 * kGravity * std::cos(theta1 + theta2 - kPi / 2.0);
   const double phi1 = -m2 * l1 * lc2 * (dtheta2 * dtheta2) * std::sin(theta2) -

@@ -8,16 +8,16 @@
 
 namespace recur::envs {
 namespace {
-constexpr double kGravity = 9.8;        // m/s^2
-constexpr double kMassCart = 1.0;       // kg
-constexpr double kMassPole = 0.1;       // kg
+constexpr double kGravity = 9.8;   // m/s^2
+constexpr double kMassCart = 1.0;  // kg
+constexpr double kMassPole = 0.1;  // kg
 constexpr double kTotalMass = kMassPole + kMassCart;
-constexpr double kHalfLength = 0.5;     // m, half the pole's length
+constexpr double kHalfLength = 0.5;  // m, half the pole's length
 constexpr double kPoleMassLength = kMassPole * kHalfLength;
-constexpr double kForceMag = 10.0;      // N
-constexpr double kTau = 0.02;           // s between updates
+constexpr double kForceMag = 10.0;                                   // N
+constexpr double kTau = 0.02;                                        // s between updates
 constexpr double kThetaThreshold = 12 * 2 * std::numbers::pi / 360;  // rad
-constexpr double kXThreshold = 2.4;     // m
+constexpr double kXThreshold = 2.4;                                  // m
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 Space make_observation_space() {
@@ -49,8 +49,9 @@ Env::Outcome CartPole::step_impl(std::span<const float> action) {
 
   // Same expression order as Gymnasium, so the doubles agree bit for bit.
   const double temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sintheta) / kTotalMass;
-  const double thetaacc = (kGravity * sintheta - costheta * temp) /
-                          (kHalfLength * (4.0 / 3.0 - kMassPole * (costheta * costheta) / kTotalMass));
+  const double thetaacc =
+      (kGravity * sintheta - costheta * temp) /
+      (kHalfLength * (4.0 / 3.0 - kMassPole * (costheta * costheta) / kTotalMass));
   const double xacc = temp - kPoleMassLength * thetaacc * costheta / kTotalMass;
 
   x = x + kTau * x_dot;
@@ -59,8 +60,8 @@ Env::Outcome CartPole::step_impl(std::span<const float> action) {
   theta_dot = theta_dot + kTau * thetaacc;
 
   Outcome out;
-  out.terminated = x < -kXThreshold || x > kXThreshold || theta < -kThetaThreshold ||
-                   theta > kThetaThreshold;
+  out.terminated =
+      x < -kXThreshold || x > kXThreshold || theta < -kThetaThreshold || theta > kThetaThreshold;
   if (config_.sutton_barto_reward) {
     out.reward = out.terminated ? -1.0 : 0.0;
   } else {

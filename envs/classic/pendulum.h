@@ -2,8 +2,8 @@
 // Swing a pendulum up and hold it upright with a bounded torque.
 //   action  Box(-2, 2, (1,)): torque [N m], clipped to +-2
 //   obs     Box(3): [cos theta, sin theta, theta_dot], bounds +-[1, 1, 8]
-//   reward  -(angle_normalize(theta)^2 + 0.1 theta_dot^2 + 0.001 u^2), from the state BEFORE the step
-//   ends    never terminates; truncated at 200 steps by the registry's time limit
+//   reward  -(angle_normalize(theta)^2 + 0.1 theta_dot^2 + 0.001 u^2), from the state BEFORE the
+//   step ends    never terminates; truncated at 200 steps by the registry's time limit
 #pragma once
 
 #include <array>
@@ -15,9 +15,9 @@
 namespace recur::envs {
 
 struct PendulumConfig {
-  double g = 10.0;                 // gravity [m/s^2], Gymnasium's g constructor argument
+  double g = 10.0;                   // gravity [m/s^2], Gymnasium's g constructor argument
   double x_init = std::numbers::pi;  // theta starts ~ U(-x_init, x_init) [rad]
-  double y_init = 1.0;             // theta_dot starts ~ U(-y_init, y_init) [rad/s]
+  double y_init = 1.0;               // theta_dot starts ~ U(-y_init, y_init) [rad/s]
 
   static PendulumConfig read(OptionReader& options);
 };

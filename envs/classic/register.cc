@@ -34,17 +34,18 @@ void add_with_novel(Registry& r, EnvSpec spec, std::vector<int> velocity) {
 }  // namespace
 
 void register_classic_control(Registry& r) {
-  add_with_novel(r,
-                 {"CartPole-v1", "classic_control", 500, 475.0,
-                  "balance a pole on a cart by pushing it left or right",
-                  build<CartPole, CartPoleConfig>},
-                 {1, 3});
-  r.add({"CartPole-v0", "classic_control", 200, 195.0,
-         "CartPole with the older 200-step limit", build<CartPole, CartPoleConfig>});
-  add_with_novel(r,
-                 {"Pendulum-v1", "classic_control", 200, std::nullopt,
-                  "swing a pendulum upright with a bounded torque", build<Pendulum, PendulumConfig>},
-                 {2});
+  add_with_novel(
+      r,
+      {"CartPole-v1", "classic_control", 500, 475.0,
+       "balance a pole on a cart by pushing it left or right", build<CartPole, CartPoleConfig>},
+      {1, 3});
+  r.add({"CartPole-v0", "classic_control", 200, 195.0, "CartPole with the older 200-step limit",
+         build<CartPole, CartPoleConfig>});
+  add_with_novel(
+      r,
+      {"Pendulum-v1", "classic_control", 200, std::nullopt,
+       "swing a pendulum upright with a bounded torque", build<Pendulum, PendulumConfig>},
+      {2});
   add_with_novel(r,
                  {"MountainCar-v0", "classic_control", 200, -110.0,
                   "rock an under-powered car up a hill (discrete engine)",

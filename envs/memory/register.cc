@@ -9,7 +9,11 @@ namespace recur::envs {
 namespace {
 
 EnvSpec repeat_previous(const char* id, RepeatPreviousConfig defaults, const char* summary) {
-  return {id, "memory", 0, RepeatPrevious::kOptimalReturn, summary,
+  return {id,
+          "memory",
+          0,
+          RepeatPrevious::kOptimalReturn,
+          summary,
           [defaults](OptionReader& options) -> std::unique_ptr<Env> {
             return std::make_unique<RepeatPrevious>(RepeatPreviousConfig::read(options, defaults));
           }};

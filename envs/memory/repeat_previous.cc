@@ -16,8 +16,8 @@ RepeatPreviousConfig RepeatPreviousConfig::read(OptionReader& options,
   RepeatPreviousConfig c = defaults;
   c.num_decks = static_cast<int>(options.get_int("num_decks", c.num_decks));
   c.k = static_cast<int>(options.get_int("k", c.k));
-  RECUR_CHECK(c.num_decks >= 1 && c.num_decks <= 1000, "RepeatPrevious: num_decks = {}; use 1..1000",
-              c.num_decks);
+  RECUR_CHECK(c.num_decks >= 1 && c.num_decks <= 1000,
+              "RepeatPrevious: num_decks = {}; use 1..1000", c.num_decks);
   RECUR_CHECK(c.k >= 1 && c.k < c.num_decks * kDeckSize,
               "RepeatPrevious: k = {} must be in [1, {}) for {} deck(s)", c.k,
               c.num_decks * kDeckSize, c.num_decks);

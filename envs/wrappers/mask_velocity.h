@@ -23,7 +23,9 @@ class MaskVelocity final : public Env {
 
  private:
   void reset_impl(Rng& rng) override { forward_reset(*inner_, rng); }
-  Outcome step_impl(std::span<const float> action) override { return forward_step(*inner_, action); }
+  Outcome step_impl(std::span<const float> action) override {
+    return forward_step(*inner_, action);
+  }
   void observe(std::span<float> obs) const override;
   void set_state_impl(std::span<const double> s) override { forward_set_state(*inner_, s); }
 

@@ -11,7 +11,8 @@
 
 using recur::envs::make;
 
-TEST_CASE("truncation comes from the time limit and termination from the env and both can coincide") {
+TEST_CASE(
+    "truncation comes from the time limit and termination from the env and both can coincide") {
   // CartPole pushed right always falls at a known step; with the limit on that same step both
   // flags are set, as Gymnasium's TimeLimit does.
   auto probe = make("CartPole-v1");
@@ -100,7 +101,9 @@ TEST_CASE("reset distributions follow Gymnasium's ranges") {
     CHECK((s2[0] >= -0.6 && s2[0] < -0.4 && s2[1] == 0));
     acro->reset(static_cast<uint64_t>(i));
     acro->get_state(s4);
-    for (double v : s4) CHECK((std::abs(v) <= static_cast<double>(0.1f) && v == static_cast<float>(v)));  // drawn f64, stored f32
+    for (double v : s4)
+      CHECK((std::abs(v) <= static_cast<double>(0.1f) &&
+             v == static_cast<float>(v)));  // drawn f64, stored f32
     pend->reset(static_cast<uint64_t>(i));
     pend->get_state(s2);
     CHECK((std::abs(s2[0]) <= M_PI && std::abs(s2[1]) <= 1.0));

@@ -34,7 +34,9 @@ std::vector<std::string> split_bars(const std::string& line) {
   return parts;
 }
 
-double rel_err(double a, double b) { return std::abs(a - b) / std::max(1.0, std::abs(b)); }
+double rel_err(double a, double b) {
+  return std::abs(a - b) / std::max(1.0, std::abs(b));
+}
 
 struct Stats {
   int steps = 0, exact_states = 0, terminated = 0, truncated = 0;
@@ -108,15 +110,26 @@ void replay(const std::string& id) {
   CHECK(stats.steps > 100);
   CHECK(stats.terminated + stats.truncated >= 2);
   if (std::getenv("RECUR_TEST_VERBOSE"))
-    std::printf("%s: %d steps, %d bit-exact states, max rel err %.3g, %d terminated, %d truncated\n",
-                id.c_str(), stats.steps, stats.exact_states, stats.max_err, stats.terminated,
-                stats.truncated);
+    std::printf(
+        "%s: %d steps, %d bit-exact states, max rel err %.3g, %d terminated, %d truncated\n",
+        id.c_str(), stats.steps, stats.exact_states, stats.max_err, stats.terminated,
+        stats.truncated);
 }
 
 }  // namespace
 
-TEST_CASE("CartPole-v1 matches Gymnasium") { replay("CartPole-v1"); }
-TEST_CASE("Pendulum-v1 matches Gymnasium") { replay("Pendulum-v1"); }
-TEST_CASE("MountainCar-v0 matches Gymnasium") { replay("MountainCar-v0"); }
-TEST_CASE("MountainCarContinuous-v0 matches Gymnasium") { replay("MountainCarContinuous-v0"); }
-TEST_CASE("Acrobot-v1 matches Gymnasium") { replay("Acrobot-v1"); }
+TEST_CASE("CartPole-v1 matches Gymnasium") {
+  replay("CartPole-v1");
+}
+TEST_CASE("Pendulum-v1 matches Gymnasium") {
+  replay("Pendulum-v1");
+}
+TEST_CASE("MountainCar-v0 matches Gymnasium") {
+  replay("MountainCar-v0");
+}
+TEST_CASE("MountainCarContinuous-v0 matches Gymnasium") {
+  replay("MountainCarContinuous-v0");
+}
+TEST_CASE("Acrobot-v1 matches Gymnasium") {
+  replay("Acrobot-v1");
+}

@@ -35,9 +35,9 @@ double play(recur::envs::Env& env, int k, bool oracle, uint64_t seed, int* lengt
 }  // namespace
 
 TEST_CASE("RepeatPrevious: a perfect memory scores the optimal return 1") {
-  for (auto [id, decks, k] : {std::tuple{"RepeatPreviousEasy-v0", 1, 4},
-                              std::tuple{"RepeatPreviousMedium-v0", 2, 32},
-                              std::tuple{"RepeatPreviousHard-v0", 3, 64}}) {
+  for (auto [id, decks, k] :
+       {std::tuple{"RepeatPreviousEasy-v0", 1, 4}, std::tuple{"RepeatPreviousMedium-v0", 2, 32},
+        std::tuple{"RepeatPreviousHard-v0", 3, 64}}) {
     CAPTURE(id);
     auto env = recur::envs::make(id);
     int length = 0;

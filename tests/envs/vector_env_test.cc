@@ -136,8 +136,8 @@ TEST_CASE("VectorEnv rejects a bad action before stepping any env") {
 }
 
 TEST_CASE("VectorEnv steps without heap allocation") {
-  for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCarContinuousNoVel-v0",
-                         "RepeatPreviousEasy-v0"}) {
+  for (const char* id :
+       {"CartPole-v1", "Acrobot-v1", "MountainCarContinuousNoVel-v0", "RepeatPreviousEasy-v0"}) {
     CAPTURE(id);
     for (int threads : {1, 2}) {
       VectorEnv v(id, 4, {}, threads);

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Configures and builds recur in build/ (Release). Extra arguments go to the CMake configure step,
+# e.g. tools/build.sh -DRECUR_CUDA=OFF. CI=true turns warnings into errors.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+args=(-DCMAKE_BUILD_TYPE=Release)
+[[ ${CI:-} == true ]] && args+=(-DRECUR_WERROR=ON)
+generator=()
+[[ -f build/CMakeCache.txt ]] || { command -v ninja >/dev/null && generator=(-G Ninja); }
+cmake -S . -B build "${generator[@]}" "${args[@]}" "$@"
+cmake --build build -j"$(nproc)"

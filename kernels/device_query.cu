@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
+
 namespace recur::kernels {
 
 CudaRuntimeInfo query_cuda() {
@@ -11,8 +13,11 @@ CudaRuntimeInfo query_cuda() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    info.error = cudaGetErrorString(status);
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    info.error = info.driver_version == 0
+                     ? std::string("no NVIDIA driver on this machine (CUDA runtime: ") +
+                           cudaGetErrorString(status) + ")"
+                     : std::string(cudaGetErrorString(status));
+    cudaGetLastError();  // clear the error so later calls start clean
     return info;
   }
   for (int i = 0; i < count; ++i) {

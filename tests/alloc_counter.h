@@ -11,6 +11,8 @@ class AllocationCounter {
   AllocationCounter();
   ~AllocationCounter();
   size_t count() const;
+  // False in sanitizer builds, where the counting operator new is not installed.
+  static bool available();
 
  private:
   size_t start_;

@@ -63,7 +63,8 @@ AcrobotConfig AcrobotConfig::read(OptionReader& options) {
 }
 
 Acrobot::Acrobot(const AcrobotConfig& config)
-    : Env(Space::box({-1, -1, -1, -1, static_cast<float>(-kMaxVel1), static_cast<float>(-kMaxVel2)},
+    : ArrayStateEnv(
+          Space::box({-1, -1, -1, -1, static_cast<float>(-kMaxVel1), static_cast<float>(-kMaxVel2)},
                      {1, 1, 1, 1, static_cast<float>(kMaxVel1), static_cast<float>(kMaxVel2)}),
           Space::discrete(3)),
       config_(config) {}
@@ -105,14 +106,6 @@ void Acrobot::observe(std::span<float> obs) const {
   obs[3] = static_cast<float>(std::sin(s[1]));
   obs[4] = static_cast<float>(s[2]);
   obs[5] = static_cast<float>(s[3]);
-}
-
-void Acrobot::get_state(std::span<double> out) const {
-  std::copy(state_.begin(), state_.end(), out.begin());
-}
-
-void Acrobot::set_state_impl(std::span<const double> state) {
-  std::copy(state.begin(), state.end(), state_.begin());
 }
 
 }  // namespace recur::envs

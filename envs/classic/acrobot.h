@@ -8,10 +8,8 @@
 // [-pi, pi] and velocities clipped, exactly as Gymnasium.
 #pragma once
 
-#include <array>
-
 #include "core/options.h"
-#include "envs/env.h"
+#include "envs/classic/array_state_env.h"
 
 namespace recur::envs {
 
@@ -22,21 +20,17 @@ struct AcrobotConfig {
   static AcrobotConfig read(OptionReader& options);
 };
 
-class Acrobot final : public Env {
+class Acrobot final : public ArrayStateEnv<4> {
  public:
   explicit Acrobot(const AcrobotConfig& config = {});
-
-  int state_size() const override { return 4; }
-  void get_state(std::span<double> out) const override;
 
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
-  void set_state_impl(std::span<const double> state) override;
 
   AcrobotConfig config_;
-  std::array<double, 4> state_{};  // theta1, theta2 [rad], theta1_dot, theta2_dot [rad/s]
+  // state_ (from ArrayStateEnv): theta1, theta2 [rad], theta1_dot, theta2_dot [rad/s]
 };
 
 }  // namespace recur::envs

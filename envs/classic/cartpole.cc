@@ -35,7 +35,7 @@ CartPoleConfig CartPoleConfig::read(OptionReader& options) {
 }
 
 CartPole::CartPole(const CartPoleConfig& config)
-    : Env(make_observation_space(), Space::discrete(2)), config_(config) {}
+    : ArrayStateEnv(make_observation_space(), Space::discrete(2)), config_(config) {}
 
 void CartPole::reset_impl(Rng& rng) {
   for (auto& v : state_) v = rng.uniform(config_.reset_low, config_.reset_high);
@@ -72,14 +72,6 @@ Env::Outcome CartPole::step_impl(std::span<const float> action) {
 
 void CartPole::observe(std::span<float> obs) const {
   for (size_t i = 0; i < 4; ++i) obs[i] = static_cast<float>(state_[i]);
-}
-
-void CartPole::get_state(std::span<double> out) const {
-  std::copy(state_.begin(), state_.end(), out.begin());
-}
-
-void CartPole::set_state_impl(std::span<const double> state) {
-  std::copy(state.begin(), state.end(), state_.begin());
 }
 
 }  // namespace recur::envs

@@ -7,10 +7,8 @@
 // State in float64 as Gymnasium keeps it; explicit Euler (positions move with the old velocities).
 #pragma once
 
-#include <array>
-
 #include "core/options.h"
-#include "envs/env.h"
+#include "envs/classic/array_state_env.h"
 
 namespace recur::envs {
 
@@ -22,21 +20,17 @@ struct CartPoleConfig {
   static CartPoleConfig read(OptionReader& options);
 };
 
-class CartPole final : public Env {
+class CartPole final : public ArrayStateEnv<4> {
  public:
   explicit CartPole(const CartPoleConfig& config = {});
-
-  int state_size() const override { return 4; }
-  void get_state(std::span<double> out) const override;
 
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
-  void set_state_impl(std::span<const double> state) override;
 
   CartPoleConfig config_;
-  std::array<double, 4> state_{};  // x [m], x_dot [m/s], theta [rad], theta_dot [rad/s]
+  // state_ (from ArrayStateEnv): x [m], x_dot [m/s], theta [rad], theta_dot [rad/s]
 };
 
 }  // namespace recur::envs

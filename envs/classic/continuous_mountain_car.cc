@@ -25,7 +25,8 @@ ContinuousMountainCarConfig ContinuousMountainCarConfig::read(OptionReader& opti
 }
 
 ContinuousMountainCar::ContinuousMountainCar(const ContinuousMountainCarConfig& config)
-    : Env(Space::box({static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
+    : ArrayStateEnv(
+          Space::box({static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
                      {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}),
           Space::box(static_cast<float>(kMinAction), static_cast<float>(kMaxAction), {1})),
       config_(config) {}
@@ -57,14 +58,6 @@ Env::Outcome ContinuousMountainCar::step_impl(std::span<const float> action) {
 void ContinuousMountainCar::observe(std::span<float> obs) const {
   obs[0] = static_cast<float>(state_[0]);
   obs[1] = static_cast<float>(state_[1]);
-}
-
-void ContinuousMountainCar::get_state(std::span<double> out) const {
-  std::copy(state_.begin(), state_.end(), out.begin());
-}
-
-void ContinuousMountainCar::set_state_impl(std::span<const double> state) {
-  std::copy(state.begin(), state.end(), state_.begin());
 }
 
 }  // namespace recur::envs

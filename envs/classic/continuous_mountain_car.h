@@ -10,10 +10,8 @@
 // operations; the stored result can differ from Gymnasium's by one float32 ulp (< 1e-7).
 #pragma once
 
-#include <array>
-
 #include "core/options.h"
-#include "envs/env.h"
+#include "envs/classic/array_state_env.h"
 
 namespace recur::envs {
 
@@ -25,21 +23,17 @@ struct ContinuousMountainCarConfig {
   static ContinuousMountainCarConfig read(OptionReader& options);
 };
 
-class ContinuousMountainCar final : public Env {
+class ContinuousMountainCar final : public ArrayStateEnv<2> {
  public:
   explicit ContinuousMountainCar(const ContinuousMountainCarConfig& config = {});
-
-  int state_size() const override { return 2; }
-  void get_state(std::span<double> out) const override;
 
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
-  void set_state_impl(std::span<const double> state) override;
 
   ContinuousMountainCarConfig config_;
-  std::array<double, 2> state_{};  // position, velocity
+  // state_ (from ArrayStateEnv): position, velocity
 };
 
 }  // namespace recur::envs

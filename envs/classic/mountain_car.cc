@@ -23,9 +23,9 @@ MountainCarConfig MountainCarConfig::read(OptionReader& options) {
 }
 
 MountainCar::MountainCar(const MountainCarConfig& config)
-    : Env(Space::box({static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
-                     {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}),
-          Space::discrete(3)),
+    : ArrayStateEnv(Space::box({static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
+                               {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}),
+                    Space::discrete(3)),
       config_(config) {}
 
 void MountainCar::reset_impl(Rng& rng) {
@@ -46,14 +46,6 @@ Env::Outcome MountainCar::step_impl(std::span<const float> action) {
 void MountainCar::observe(std::span<float> obs) const {
   obs[0] = static_cast<float>(state_[0]);
   obs[1] = static_cast<float>(state_[1]);
-}
-
-void MountainCar::get_state(std::span<double> out) const {
-  std::copy(state_.begin(), state_.end(), out.begin());
-}
-
-void MountainCar::set_state_impl(std::span<const double> state) {
-  std::copy(state.begin(), state.end(), state_.begin());
 }
 
 }  // namespace recur::envs

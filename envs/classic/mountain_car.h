@@ -7,10 +7,8 @@
 //           inelastic (velocity set to 0 there)
 #pragma once
 
-#include <array>
-
 #include "core/options.h"
-#include "envs/env.h"
+#include "envs/classic/array_state_env.h"
 
 namespace recur::envs {
 
@@ -22,21 +20,17 @@ struct MountainCarConfig {
   static MountainCarConfig read(OptionReader& options);
 };
 
-class MountainCar final : public Env {
+class MountainCar final : public ArrayStateEnv<2> {
  public:
   explicit MountainCar(const MountainCarConfig& config = {});
-
-  int state_size() const override { return 2; }
-  void get_state(std::span<double> out) const override;
 
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
-  void set_state_impl(std::span<const double> state) override;
 
   MountainCarConfig config_;
-  std::array<double, 2> state_{};  // position, velocity
+  // state_ (from ArrayStateEnv): position, velocity
 };
 
 }  // namespace recur::envs

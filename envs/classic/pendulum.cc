@@ -33,8 +33,8 @@ PendulumConfig PendulumConfig::read(OptionReader& options) {
 }
 
 Pendulum::Pendulum(const PendulumConfig& config)
-    : Env(Space::box({-1.0f, -1.0f, -8.0f}, {1.0f, 1.0f, 8.0f}),
-          Space::box(-kMaxTorque, kMaxTorque, {1})),
+    : ArrayStateEnv(Space::box({-1.0f, -1.0f, -8.0f}, {1.0f, 1.0f, 8.0f}),
+                    Space::box(-kMaxTorque, kMaxTorque, {1})),
       config_(config) {}
 
 void Pendulum::reset_impl(Rng& rng) {
@@ -66,14 +66,6 @@ void Pendulum::observe(std::span<float> obs) const {
   obs[0] = static_cast<float>(std::cos(state_[0]));
   obs[1] = static_cast<float>(std::sin(state_[0]));
   obs[2] = static_cast<float>(state_[1]);
-}
-
-void Pendulum::get_state(std::span<double> out) const {
-  std::copy(state_.begin(), state_.end(), out.begin());
-}
-
-void Pendulum::set_state_impl(std::span<const double> state) {
-  std::copy(state.begin(), state.end(), state_.begin());
 }
 
 }  // namespace recur::envs

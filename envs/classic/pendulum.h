@@ -10,7 +10,7 @@
 #include <numbers>
 
 #include "core/options.h"
-#include "envs/env.h"
+#include "envs/classic/array_state_env.h"
 
 namespace recur::envs {
 
@@ -22,21 +22,17 @@ struct PendulumConfig {
   static PendulumConfig read(OptionReader& options);
 };
 
-class Pendulum final : public Env {
+class Pendulum final : public ArrayStateEnv<2> {
  public:
   explicit Pendulum(const PendulumConfig& config = {});
-
-  int state_size() const override { return 2; }
-  void get_state(std::span<double> out) const override;
 
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
-  void set_state_impl(std::span<const double> state) override;
 
   PendulumConfig config_;
-  std::array<double, 2> state_{};  // theta [rad], theta_dot [rad/s]
+  // state_ (from ArrayStateEnv): theta [rad], theta_dot [rad/s]
 };
 
 }  // namespace recur::envs

@@ -1,0 +1,33 @@
+#include "policy/core_spec.h"
+
+#include "core/error.h"
+
+namespace recur::policy {
+
+std::string_view to_string(CellType cell) {
+  switch (cell) {
+    case CellType::kLstm: return "lstm";
+    case CellType::kGru: return "gru";
+    case CellType::kRnnTanh: return "rnn_tanh";
+    case CellType::kRnnRelu: return "rnn_relu";
+  }
+  return "?";
+}
+
+CellType parse_cell_type(std::string_view name) {
+  for (CellType c : {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu})
+    if (to_string(c) == name) return c;
+  throw Error(fmt::format("cell type '{}' is unknown; use lstm, gru, rnn_tanh or rnn_relu", name));
+}
+
+void CoreSpec::validate() const {
+  RECUR_CHECK(input >= 1 && input <= (1 << 20), "core input size {} must be in [1, 2^20]", input);
+  RECUR_CHECK(hidden >= 1 && hidden <= (1 << 16), "core hidden size {} must be in [1, 65536]",
+              hidden);
+  RECUR_CHECK(layers >= 1 && layers <= 64, "core layers {} must be in [1, 64]", layers);
+  RECUR_CHECK(cell_clip >= 0, "cell_clip {} must be >= 0 (0 = no clipping)", cell_clip);
+  RECUR_CHECK(cell_clip == 0 || cell == CellType::kLstm, "cell_clip applies to lstm only, not {}",
+              to_string(cell));
+}
+
+}  // namespace recur::policy

@@ -1,0 +1,55 @@
+// The recurrent core's shape and its math. The math is cuDNN's (DOUBLE_BIAS, no peepholes, no
+// forget-bias constant), written once here; every executor implements exactly these equations.
+//
+// Per layer k (input x = the env features for k = 0, else layer k-1's h), gates in cuDNN order:
+//
+//   LSTM (G = 4: i, f, g, o)
+//     i = sigmoid(W_i x + b_Wi + R_i h + b_Ri)      f = sigmoid(W_f x + b_Wf + R_f h + b_Rf)
+//     g = tanh   (W_g x + b_Wg + R_g h + b_Rg)      o = sigmoid(W_o x + b_Wo + R_o h + b_Ro)
+//     c' = f * c + i * g;  if cell_clip > 0: c' = clamp(c', -cell_clip, cell_clip)   (cuDNN MINMAX)
+//     h' = o * tanh(c')
+//   GRU (G = 3: r, z, n), the "reset after" form
+//     r = sigmoid(W_r x + b_Wr + R_r h + b_Rr)      z = sigmoid(W_z x + b_Wz + R_z h + b_Rz)
+//     n = tanh(W_n x + b_Wn + r * (R_n h + b_Rn))
+//     h' = (1 - z) * n + z * h
+//   RNN_TANH / RNN_RELU (G = 1)
+//     h' = act(W x + b_W + R h + b_R)
+//
+// State per layer: h (H) for all cells, plus c (H) for LSTM. Layout of a state buffer for B
+// slots: (layers, B, H) for h and (layers, B, H) for c, as cuDNN's hx/cx.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace recur::policy {
+
+enum class CellType { kLstm, kGru, kRnnTanh, kRnnRelu };
+
+// "lstm", "gru", "rnn_tanh", "rnn_relu"
+std::string_view to_string(CellType cell);
+// Throws recur::Error listing the allowed names.
+CellType parse_cell_type(std::string_view name);
+
+constexpr int num_gates(CellType cell) {
+  return cell == CellType::kLstm ? 4 : cell == CellType::kGru ? 3 : 1;
+}
+constexpr bool has_cell_state(CellType cell) { return cell == CellType::kLstm; }
+
+struct CoreSpec {
+  CellType cell = CellType::kLstm;
+  int input = 1;          // features into layer 0
+  int hidden = 64;        // H, the same for every layer
+  int layers = 1;
+  float cell_clip = 0;    // LSTM only; <= 0 means no clipping
+
+  int gates() const { return num_gates(cell); }
+  int layer_input(int k) const { return k == 0 ? input : hidden; }
+  // Floats of recurrent state per slot, all layers: h (and c for LSTM).
+  int state_size() const { return layers * hidden * (has_cell_state(cell) ? 2 : 1); }
+  // Throws recur::Error naming the bad field.
+  void validate() const;
+  bool operator==(const CoreSpec&) const = default;
+};
+
+}  // namespace recur::policy

@@ -6,10 +6,14 @@ namespace recur::policy {
 
 std::string_view to_string(CellType cell) {
   switch (cell) {
-    case CellType::kLstm: return "lstm";
-    case CellType::kGru: return "gru";
-    case CellType::kRnnTanh: return "rnn_tanh";
-    case CellType::kRnnRelu: return "rnn_relu";
+    case CellType::kLstm:
+      return "lstm";
+    case CellType::kGru:
+      return "gru";
+    case CellType::kRnnTanh:
+      return "rnn_tanh";
+    case CellType::kRnnRelu:
+      return "rnn_relu";
   }
   return "?";
 }

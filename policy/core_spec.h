@@ -34,14 +34,16 @@ CellType parse_cell_type(std::string_view name);
 constexpr int num_gates(CellType cell) {
   return cell == CellType::kLstm ? 4 : cell == CellType::kGru ? 3 : 1;
 }
-constexpr bool has_cell_state(CellType cell) { return cell == CellType::kLstm; }
+constexpr bool has_cell_state(CellType cell) {
+  return cell == CellType::kLstm;
+}
 
 struct CoreSpec {
   CellType cell = CellType::kLstm;
-  int input = 1;          // features into layer 0
-  int hidden = 64;        // H, the same for every layer
+  int input = 1;    // features into layer 0
+  int hidden = 64;  // H, the same for every layer
   int layers = 1;
-  float cell_clip = 0;    // LSTM only; <= 0 means no clipping
+  float cell_clip = 0;  // LSTM only; <= 0 means no clipping
 
   int gates() const { return num_gates(cell); }
   int layer_input(int k) const { return k == 0 ? input : hidden; }

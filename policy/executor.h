@@ -49,6 +49,7 @@ class StepExecutor {
                          std::span<float> h_out) = 0;
   virtual void get_state_impl(int slot, std::span<float> out) const = 0;
   virtual void set_state_impl(int slot, std::span<const float> state) = 0;
+  virtual void reset_impl(int slot) = 0;
 
  private:
   CoreSpec spec_;
@@ -73,8 +74,7 @@ class SequenceExecutor {
   // Backward through time of the last forward: dy (T, B, H) -> dx (T, B, input) and
   // d_initial_state (B, S) (either may be empty: not wanted); parameter gradients are ADDED to
   // the executor's gradient buffer (zero_gradients() clears it).
-  void backward(std::span<const float> dy, std::span<float> dx,
-                std::span<float> d_initial_state);
+  void backward(std::span<const float> dy, std::span<float> dx, std::span<float> d_initial_state);
 
   void zero_gradients();
   // Gradients accumulated so far, as canonical tensors (same names and shapes as the weights).

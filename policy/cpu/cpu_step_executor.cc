@@ -1,0 +1,185 @@
+#include "policy/cpu/cpu_step_executor.h"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+
+namespace recur::policy {
+namespace {
+using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+inline float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+}  // namespace
+
+CpuStepExecutor::CpuStepExecutor(const CoreSpec& spec, int slots) : StepExecutor(spec, slots) {
+  const int H = spec.hidden, C = columns();
+  for (int k = 0; k < spec.layers; ++k) {
+    Layer l;
+    l.w.assign(static_cast<size_t>(spec.layer_input(k) + H) * C, 0.0f);
+    l.bias.assign(static_cast<size_t>(C), 0.0f);
+    l.bias_ih.assign(static_cast<size_t>(spec.gates() * H), 0.0f);
+    l.bias_hh.assign(static_cast<size_t>(spec.gates() * H), 0.0f);
+    layers_.push_back(std::move(l));
+  }
+  const auto lbh = static_cast<size_t>(spec.layers) * slots * H;
+  h_.assign(lbh, 0.0f);
+  c_.assign(has_cell_state(spec.cell) ? lbh : 0, 0.0f);
+  xh_.assign(static_cast<size_t>(slots) * (std::max(spec.input, H) + H), 0.0f);
+  gates_.assign(static_cast<size_t>(slots) * C, 0.0f);
+}
+
+int CpuStepExecutor::columns() const {
+  return spec().cell == CellType::kGru ? 4 * spec().hidden : spec().gates() * spec().hidden;
+}
+
+void CpuStepExecutor::load_impl(const CanonicalWeights& weights) {
+  const int H = spec().hidden, G = spec().gates(), C = columns();
+  const bool gru = spec().cell == CellType::kGru;
+  for (int k = 0; k < spec().layers; ++k) {
+    const auto& src = weights.layers[static_cast<size_t>(k)];
+    Layer& l = layers_[static_cast<size_t>(k)];
+    const int in = spec().layer_input(k);
+    std::fill(l.w.begin(), l.w.end(), 0.0f);
+    // Canonical row r = gate g's unit j (r = g*H + j) becomes column col(r) here.
+    for (int r = 0; r < G * H; ++r) {
+      const bool n_gate = gru && r >= 2 * H;
+      const int col_x = r;                       // n_x for GRU's n gate
+      const int col_h = n_gate ? r + H : r;      // n_h for GRU's n gate
+      for (int i = 0; i < in; ++i)
+        l.w[static_cast<size_t>(i) * C + col_x] = src.weight_ih[static_cast<size_t>(r) * in + i];
+      for (int i = 0; i < H; ++i)
+        l.w[static_cast<size_t>(in + i) * C + col_h] = src.weight_hh[static_cast<size_t>(r) * H + i];
+    }
+    l.bias_ih = src.bias_ih;
+    l.bias_hh = src.bias_hh;
+    for (int r = 0; r < G * H; ++r) {
+      if (gru && r >= 2 * H) {
+        l.bias[static_cast<size_t>(r)] = src.bias_ih[static_cast<size_t>(r)];
+        l.bias[static_cast<size_t>(r + H)] = src.bias_hh[static_cast<size_t>(r)];
+      } else {
+        l.bias[static_cast<size_t>(r)] =
+            src.bias_ih[static_cast<size_t>(r)] + src.bias_hh[static_cast<size_t>(r)];
+      }
+    }
+    (void)C;
+  }
+}
+
+CanonicalWeights CpuStepExecutor::weights_impl() const {
+  CanonicalWeights w = CanonicalWeights::zeros(spec());
+  const int H = spec().hidden, G = spec().gates(), C = columns();
+  const bool gru = spec().cell == CellType::kGru;
+  for (int k = 0; k < spec().layers; ++k) {
+    auto& dst = w.layers[static_cast<size_t>(k)];
+    const Layer& l = layers_[static_cast<size_t>(k)];
+    const int in = spec().layer_input(k);
+    for (int r = 0; r < G * H; ++r) {
+      const int col_h = gru && r >= 2 * H ? r + H : r;
+      for (int i = 0; i < in; ++i)
+        dst.weight_ih[static_cast<size_t>(r) * in + i] = l.w[static_cast<size_t>(i) * C + r];
+      for (int i = 0; i < H; ++i)
+        dst.weight_hh[static_cast<size_t>(r) * H + i] = l.w[static_cast<size_t>(in + i) * C + col_h];
+    }
+    dst.bias_ih = l.bias_ih;
+    dst.bias_hh = l.bias_hh;
+  }
+  return w;
+}
+
+void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_t> episode_start,
+                                std::span<float> h_out) {
+  const int B = slots(), H = spec().hidden, C = columns(), L = spec().layers;
+  const bool lstm = has_cell_state(spec().cell);
+  const float clip = spec().cell_clip;
+  // Resets first, as an explicit mask on every layer's state.
+  for (int b = 0; b < B; ++b) {
+    if (!episode_start[static_cast<size_t>(b)]) continue;
+    for (int k = 0; k < L; ++k) {
+      const size_t o = (static_cast<size_t>(k) * B + b) * H;
+      std::fill_n(h_.begin() + o, H, 0.0f);
+      if (lstm) std::fill_n(c_.begin() + o, H, 0.0f);
+    }
+  }
+  for (int k = 0; k < L; ++k) {
+    const int in = spec().layer_input(k);
+    const int width = in + H;
+    float* hk = h_.data() + static_cast<size_t>(k) * B * H;
+    float* ck = lstm ? c_.data() + static_cast<size_t>(k) * B * H : nullptr;
+    const float* input = k == 0 ? x.data() : h_.data() + static_cast<size_t>(k - 1) * B * H;
+    for (int b = 0; b < B; ++b) {
+      float* row = xh_.data() + static_cast<size_t>(b) * width;
+      std::copy_n(input + static_cast<size_t>(b) * in, in, row);
+      std::copy_n(hk + static_cast<size_t>(b) * H, H, row + in);
+    }
+    const Layer& l = layers_[static_cast<size_t>(k)];
+    Eigen::Map<Mat> gates(gates_.data(), B, C);
+    gates.noalias() = Eigen::Map<const Mat>(xh_.data(), B, width) *
+                      Eigen::Map<const Mat>(l.w.data(), width, C);
+    const float* bias = l.bias.data();
+    for (int b = 0; b < B; ++b) {
+      const float* a = gates_.data() + static_cast<size_t>(b) * C;
+      float* h = hk + static_cast<size_t>(b) * H;
+      for (int j = 0; j < H; ++j) {
+        switch (spec().cell) {
+          case CellType::kLstm: {
+            float* c = ck + static_cast<size_t>(b) * H;
+            const float i = sigmoid(a[j] + bias[j]);
+            const float f = sigmoid(a[H + j] + bias[H + j]);
+            const float g = std::tanh(a[2 * H + j] + bias[2 * H + j]);
+            const float o = sigmoid(a[3 * H + j] + bias[3 * H + j]);
+            float cn = f * c[j] + i * g;
+            if (clip > 0) cn = std::clamp(cn, -clip, clip);
+            c[j] = cn;
+            h[j] = o * std::tanh(cn);
+            break;
+          }
+          case CellType::kGru: {
+            const float r = sigmoid(a[j] + bias[j]);
+            const float z = sigmoid(a[H + j] + bias[H + j]);
+            const float n = std::tanh(a[2 * H + j] + bias[2 * H + j] +
+                                      r * (a[3 * H + j] + bias[3 * H + j]));
+            h[j] = (1.0f - z) * n + z * h[j];
+            break;
+          }
+          case CellType::kRnnTanh:
+            h[j] = std::tanh(a[j] + bias[j]);
+            break;
+          case CellType::kRnnRelu:
+            h[j] = std::max(a[j] + bias[j], 0.0f);
+            break;
+        }
+      }
+    }
+  }
+  std::copy_n(h_.data() + static_cast<size_t>(L - 1) * B * H, static_cast<size_t>(B) * H,
+              h_out.data());
+}
+
+void CpuStepExecutor::get_state_impl(int slot, std::span<float> out) const {
+  const int B = slots(), H = spec().hidden, L = spec().layers;
+  for (int k = 0; k < L; ++k) {
+    const size_t o = (static_cast<size_t>(k) * B + slot) * H;
+    std::copy_n(h_.begin() + o, H, out.begin() + k * H);
+    if (!c_.empty()) std::copy_n(c_.begin() + o, H, out.begin() + (L + k) * H);
+  }
+}
+
+void CpuStepExecutor::set_state_impl(int slot, std::span<const float> state) {
+  const int B = slots(), H = spec().hidden, L = spec().layers;
+  for (int k = 0; k < L; ++k) {
+    const size_t o = (static_cast<size_t>(k) * B + slot) * H;
+    std::copy_n(state.begin() + k * H, H, h_.begin() + o);
+    if (!c_.empty()) std::copy_n(state.begin() + (L + k) * H, H, c_.begin() + o);
+  }
+}
+
+void CpuStepExecutor::reset_impl(int slot) {
+  const int B = slots(), H = spec().hidden;
+  for (int k = 0; k < spec().layers; ++k) {
+    const size_t o = (static_cast<size_t>(k) * B + slot) * H;
+    std::fill_n(h_.begin() + o, H, 0.0f);
+    if (!c_.empty()) std::fill_n(c_.begin() + o, H, 0.0f);
+  }
+}
+
+}  // namespace recur::policy

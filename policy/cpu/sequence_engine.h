@@ -1,0 +1,356 @@
+// The CPU fused layer: forward and backward through time of the core over (T, B) at once,
+// templated on the scalar so that a double instance can be checked against finite differences
+// and the float instance against it. Weights live in one flat buffer in canonical order (per
+// layer: weight_ih (G*H, in_k), weight_hh (G*H, H), bias_ih, bias_hh), so the learner's layout
+// IS the canonical layout and conversion is a copy.
+//
+// Per layer, forward is: one GEMM for the input projection of all T*B rows
+//   A_x (T*B, G*H) = X (T*B, in) W_ih^T + b_ih
+// then per step one GEMM for the recurrent projection
+//   A_h (B, G*H) = h_prev (B, H) W_hh^T + b_hh
+// and one fused elementwise pass for the gates (equations in core_spec.h). Backward mirrors it:
+// per step one GEMM for dh_prev and the recurrent weight gradient, and after the time loop one
+// GEMM each for dW_ih and the input gradient of all T*B rows.
+//
+// Resets: the effective previous state of step t is zero for slots with episode_start[t] = 1;
+// the engine keeps those effective states, so backward sends no gradient across a reset (and
+// none into the initial state of a slot reset at t = 0).
+#pragma once
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "policy/core_spec.h"
+
+namespace recur::policy {
+
+template <typename S>
+class SequenceEngine {
+ public:
+  using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using MapM = Eigen::Map<Mat>;
+  using CMapM = Eigen::Map<const Mat>;
+  using RowV = Eigen::Matrix<S, 1, Eigen::Dynamic>;
+
+  explicit SequenceEngine(const CoreSpec& spec) : spec_(spec) {
+    spec.validate();
+    size_t off = 0;
+    const size_t gh = static_cast<size_t>(spec.gates() * spec.hidden);
+    for (int k = 0; k < spec.layers; ++k) {
+      Offsets o;
+      o.w_ih = off;
+      off += gh * static_cast<size_t>(spec.layer_input(k));
+      o.w_hh = off;
+      off += gh * static_cast<size_t>(spec.hidden);
+      o.b_ih = off;
+      off += gh;
+      o.b_hh = off;
+      off += gh;
+      offsets_.push_back(o);
+    }
+    params_.assign(off, S(0));
+    grads_.assign(off, S(0));
+    layers_.resize(static_cast<size_t>(spec.layers));
+  }
+
+  const CoreSpec& spec() const { return spec_; }
+  std::vector<S>& params() { return params_; }
+  const std::vector<S>& params() const { return params_; }
+  std::vector<S>& grads() { return grads_; }
+  const std::vector<S>& grads() const { return grads_; }
+  struct Offsets {
+    size_t w_ih, w_hh, b_ih, b_hh;
+  };
+  const Offsets& offsets(int k) const { return offsets_[static_cast<size_t>(k)]; }
+
+  // x (T, B, in), episode_start (T, B), initial_state (B, S), y (T, B, H), final_state (B, S)
+  // or empty.
+  void forward(int T, int B, const S* x, const uint8_t* episode_start, const S* initial_state,
+               S* y, S* final_state) {
+    t_ = T;
+    b_ = B;
+    starts_.assign(episode_start, episode_start + static_cast<size_t>(T) * B);
+    const int H = spec_.hidden, L = spec_.layers, G = spec_.gates();
+    const int ss = spec_.state_size();
+    const bool lstm = has_cell_state(spec_.cell);
+    for (int k = 0; k < L; ++k) {
+      Layer& ly = layers_[static_cast<size_t>(k)];
+      const int in = spec_.layer_input(k);
+      const size_t tb = static_cast<size_t>(T) * B;
+      ly.input.resize(tb * in);
+      if (k == 0) {
+        std::copy(x, x + tb * in, ly.input.begin());
+      } else {
+        const Layer& below = layers_[static_cast<size_t>(k - 1)];
+        std::copy(below.h.begin(), below.h.end(), ly.input.begin());
+      }
+      ly.gates.resize(tb * G * H);
+      ly.h.resize(tb * H);
+      ly.h_prev.resize(tb * H);
+      if (lstm) {
+        ly.c.resize(tb * H);
+        ly.c_prev.resize(tb * H);
+        ly.c_raw.resize(tb * H);
+      }
+      if (spec_.cell == CellType::kGru) ly.hn.resize(tb * H);
+      a_h_.resize(static_cast<size_t>(B) * G * H);
+
+      const Offsets& o = offsets_[static_cast<size_t>(k)];
+      CMapM w_ih(params_.data() + o.w_ih, G * H, in);
+      CMapM w_hh(params_.data() + o.w_hh, G * H, H);
+      Eigen::Map<const RowV> b_ih(params_.data() + o.b_ih, G * H);
+      Eigen::Map<const RowV> b_hh(params_.data() + o.b_hh, G * H);
+
+      // Input projection of all T*B rows: one GEMM.
+      MapM a_x(ly.gates.data(), static_cast<Eigen::Index>(tb), G * H);
+      a_x.noalias() = CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in) * w_ih.transpose();
+      a_x.rowwise() += b_ih;
+
+      for (int t = 0; t < T; ++t) {
+        const size_t row0 = static_cast<size_t>(t) * B;
+        S* hp = ly.h_prev.data() + row0 * H;
+        S* cp = lstm ? ly.c_prev.data() + row0 * H : nullptr;
+        // Effective previous state: the stored one, or zeros at an episode start.
+        for (int b = 0; b < B; ++b) {
+          const bool reset = starts_[row0 + b] != 0;
+          const S* src_h = t == 0 ? initial_state + static_cast<size_t>(b) * ss + k * H
+                                  : ly.h.data() + (row0 - B + b) * H;
+          const S* src_c = nullptr;
+          if (lstm)
+            src_c = t == 0 ? initial_state + static_cast<size_t>(b) * ss + (L + k) * H
+                           : ly.c.data() + (row0 - B + b) * H;
+          for (int j = 0; j < H; ++j) {
+            hp[b * H + j] = reset ? S(0) : src_h[j];
+            if (lstm) cp[b * H + j] = reset ? S(0) : src_c[j];
+          }
+        }
+        MapM a_h(a_h_.data(), B, G * H);
+        a_h.noalias() = CMapM(hp, B, H) * w_hh.transpose();
+        a_h.rowwise() += b_hh;
+        gate_forward(B, ly.gates.data() + row0 * G * H, a_h_.data(), hp, cp,
+                     ly.h.data() + row0 * H, lstm ? ly.c.data() + row0 * H : nullptr,
+                     lstm ? ly.c_raw.data() + row0 * H : nullptr,
+                     spec_.cell == CellType::kGru ? ly.hn.data() + row0 * H : nullptr);
+      }
+    }
+    const Layer& top = layers_.back();
+    std::copy(top.h.begin(), top.h.end(), y);
+    if (final_state) {
+      const size_t last = static_cast<size_t>(T - 1) * B;
+      for (int b = 0; b < B; ++b)
+        for (int k = 0; k < L; ++k) {
+          const Layer& ly = layers_[static_cast<size_t>(k)];
+          std::copy_n(ly.h.data() + (last + b) * H, H, final_state + static_cast<size_t>(b) * ss + k * H);
+          if (lstm)
+            std::copy_n(ly.c.data() + (last + b) * H, H,
+                        final_state + static_cast<size_t>(b) * ss + (L + k) * H);
+        }
+    }
+  }
+
+  // dy (T, B, H) -> dx (T, B, in) or null, d_initial_state (B, S) or null; parameter gradients
+  // are added to grads().
+  void backward(const S* dy, S* dx, S* d_initial_state) {
+    const int T = t_, B = b_, H = spec_.hidden, L = spec_.layers, G = spec_.gates();
+    const int ss = spec_.state_size();
+    const bool lstm = has_cell_state(spec_.cell);
+    const size_t tb = static_cast<size_t>(T) * B;
+    dh_out_.assign(dy, dy + tb * H);  // gradient arriving at this layer's outputs
+    if (d_initial_state) std::fill_n(d_initial_state, static_cast<size_t>(B) * ss, S(0));
+    for (int k = L - 1; k >= 0; --k) {
+      Layer& ly = layers_[static_cast<size_t>(k)];
+      const int in = spec_.layer_input(k);
+      const Offsets& o = offsets_[static_cast<size_t>(k)];
+      CMapM w_ih(params_.data() + o.w_ih, G * H, in);
+      CMapM w_hh(params_.data() + o.w_hh, G * H, H);
+      MapM gw_ih(grads_.data() + o.w_ih, G * H, in);
+      MapM gw_hh(grads_.data() + o.w_hh, G * H, H);
+      Eigen::Map<RowV> gb_ih(grads_.data() + o.b_ih, G * H);
+      Eigen::Map<RowV> gb_hh(grads_.data() + o.b_hh, G * H);
+
+      da_x_.resize(tb * G * H);
+      da_h_.resize(static_cast<size_t>(B) * G * H);
+      dh_next_.assign(static_cast<size_t>(B) * H, S(0));
+      dc_next_.assign(lstm ? static_cast<size_t>(B) * H : 0, S(0));
+      dh_prev_.resize(static_cast<size_t>(B) * H);
+      for (int t = T - 1; t >= 0; --t) {
+        const size_t row0 = static_cast<size_t>(t) * B;
+        gate_backward(B, ly, row0, dh_out_.data() + row0 * H, da_x_.data() + row0 * G * H);
+        // Recurrent side: dh_prev = dA_h W_hh (+ the direct GRU path already in dh_prev_),
+        // dW_hh += dA_h^T h_prev, db_hh += colsum(dA_h).
+        CMapM da_h(da_h_.data(), B, G * H);
+        MapM dh_prev(dh_prev_.data(), B, H);
+        dh_prev.noalias() += da_h * w_hh;
+        gw_hh.noalias() += da_h.transpose() * CMapM(ly.h_prev.data() + row0 * H, B, H);
+        gb_hh += da_h.colwise().sum();
+        // Carry to step t-1, except across a reset (the previous state was replaced by zeros);
+        // at t = 0 the carry is the initial state's gradient.
+        for (int b = 0; b < B; ++b) {
+          const bool reset = starts_[row0 + b] != 0;
+          for (int j = 0; j < H; ++j) {
+            const S dhp = reset ? S(0) : dh_prev_[b * H + j];
+            const S dcp = lstm && !reset ? dc_prev_[b * H + j] : S(0);
+            if (t > 0) {
+              dh_next_[b * H + j] = dhp;
+              if (lstm) dc_next_[b * H + j] = dcp;
+            } else if (d_initial_state) {
+              d_initial_state[static_cast<size_t>(b) * ss + k * H + j] = dhp;
+              if (lstm) d_initial_state[static_cast<size_t>(b) * ss + (L + k) * H + j] = dcp;
+            }
+          }
+        }
+      }
+      // Input side, all T*B rows at once.
+      CMapM da_x(da_x_.data(), static_cast<Eigen::Index>(tb), G * H);
+      gw_ih.noalias() += da_x.transpose() * CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in);
+      gb_ih += da_x.colwise().sum();
+      if (k > 0 || dx) {
+        din_.resize(tb * in);
+        MapM(din_.data(), static_cast<Eigen::Index>(tb), in).noalias() = da_x * w_ih;
+        if (k > 0) {
+          dh_out_.swap(din_);
+        } else {
+          std::copy(din_.begin(), din_.end(), dx);
+        }
+      }
+    }
+  }
+
+ private:
+  struct Layer {
+    std::vector<S> input;         // (T*B, in)
+    std::vector<S> gates;         // (T*B, G*H): pre-activations, then activations in place
+    std::vector<S> h, h_prev;     // (T*B, H) output and effective previous h
+    std::vector<S> c, c_prev, c_raw;  // LSTM: (T*B, H) clipped c, effective previous c, unclipped
+    std::vector<S> hn;            // GRU: (T*B, H) R_n h_prev + b_Rn
+  };
+
+  static S sigmoid(S v) { return S(1) / (S(1) + std::exp(-v)); }
+
+  // One step for B rows: ax (B, G*H) holds the input projection and is overwritten with the
+  // gate activations; ah (B, G*H) the recurrent projection.
+  void gate_forward(int B, S* ax, const S* ah, const S* hp, const S* cp, S* h, S* c, S* c_raw,
+                    S* hn) const {
+    const int H = spec_.hidden, G = spec_.gates();
+    const S clip = static_cast<S>(spec_.cell_clip);
+    for (int b = 0; b < B; ++b) {
+      S* a = ax + static_cast<size_t>(b) * G * H;
+      const S* r = ah + static_cast<size_t>(b) * G * H;
+      for (int j = 0; j < H; ++j) {
+        const size_t o = static_cast<size_t>(b) * H + j;
+        switch (spec_.cell) {
+          case CellType::kLstm: {
+            const S i = sigmoid(a[j] + r[j]);
+            const S f = sigmoid(a[H + j] + r[H + j]);
+            const S g = std::tanh(a[2 * H + j] + r[2 * H + j]);
+            const S og = sigmoid(a[3 * H + j] + r[3 * H + j]);
+            const S cr = f * cp[o] + i * g;
+            const S cc = clip > 0 ? std::clamp(cr, -clip, clip) : cr;
+            a[j] = i;
+            a[H + j] = f;
+            a[2 * H + j] = g;
+            a[3 * H + j] = og;
+            c_raw[o] = cr;
+            c[o] = cc;
+            h[o] = og * std::tanh(cc);
+            break;
+          }
+          case CellType::kGru: {
+            const S rg = sigmoid(a[j] + r[j]);
+            const S z = sigmoid(a[H + j] + r[H + j]);
+            const S n = std::tanh(a[2 * H + j] + rg * r[2 * H + j]);
+            a[j] = rg;
+            a[H + j] = z;
+            a[2 * H + j] = n;
+            hn[o] = r[2 * H + j];
+            h[o] = (S(1) - z) * n + z * hp[o];
+            break;
+          }
+          case CellType::kRnnTanh:
+            a[j] = h[o] = std::tanh(a[j] + r[j]);
+            break;
+          case CellType::kRnnRelu:
+            a[j] = h[o] = std::max(a[j] + r[j], S(0));
+            break;
+        }
+      }
+    }
+  }
+
+  // Backward of one step for B rows. Reads dh_out (B, H) + dh_next_/dc_next_, writes the
+  // pre-activation gradients of the input side da_x (B, G*H) and recurrent side da_h_
+  // (B, G*H), and the direct parts of dh_prev_ (GRU's z path, else 0) and dc_prev_ (LSTM).
+  void gate_backward(int B, const Layer& ly, size_t row0, const S* dh_out, S* da_x) {
+    const int H = spec_.hidden, G = spec_.gates();
+    const S clip = static_cast<S>(spec_.cell_clip);
+    if (has_cell_state(spec_.cell)) dc_prev_.resize(static_cast<size_t>(B) * H);
+    for (int b = 0; b < B; ++b) {
+      const S* a = ly.gates.data() + (row0 + b) * G * H;
+      S* dx = da_x + static_cast<size_t>(b) * G * H;
+      S* dr = da_h_.data() + static_cast<size_t>(b) * G * H;
+      for (int j = 0; j < H; ++j) {
+        const size_t o = static_cast<size_t>(b) * H + j;
+        const size_t so = (row0 + b) * H + j;
+        const S dh = dh_out[o] + dh_next_[o];
+        switch (spec_.cell) {
+          case CellType::kLstm: {
+            const S i = a[j], f = a[H + j], g = a[2 * H + j], og = a[3 * H + j];
+            const S tc = std::tanh(ly.c[so]);
+            S dc = dc_next_[o] + dh * og * (S(1) - tc * tc);
+            // MINMAX clip: no gradient through a clipped value.
+            if (clip > 0 && (ly.c_raw[so] > clip || ly.c_raw[so] < -clip)) dc = S(0);
+            const S di = dc * g, df = dc * ly.c_prev[so], dg = dc * i, dog = dh * tc;
+            dc_prev_[o] = dc * f;
+            dx[j] = dr[j] = di * i * (S(1) - i);
+            dx[H + j] = dr[H + j] = df * f * (S(1) - f);
+            dx[2 * H + j] = dr[2 * H + j] = dg * (S(1) - g * g);
+            dx[3 * H + j] = dr[3 * H + j] = dog * og * (S(1) - og);
+            dh_prev_[o] = S(0);
+            break;
+          }
+          case CellType::kGru: {
+            const S rg = a[j], z = a[H + j], n = a[2 * H + j];
+            const S hp = ly.h_prev[so];
+            const S dn = dh * (S(1) - z);
+            const S dz = dh * (hp - n);
+            const S dan = dn * (S(1) - n * n);
+            const S drg = dan * ly.hn[so];
+            dx[j] = dr[j] = drg * rg * (S(1) - rg);
+            dx[H + j] = dr[H + j] = dz * z * (S(1) - z);
+            dx[2 * H + j] = dan;
+            dr[2 * H + j] = dan * rg;
+            dh_prev_[o] = dh * z;
+            break;
+          }
+          case CellType::kRnnTanh: {
+            const S hv = a[j];
+            dx[j] = dr[j] = dh * (S(1) - hv * hv);
+            dh_prev_[o] = S(0);
+            break;
+          }
+          case CellType::kRnnRelu: {
+            dx[j] = dr[j] = a[j] > S(0) ? dh : S(0);
+            dh_prev_[o] = S(0);
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  CoreSpec spec_;
+  std::vector<Offsets> offsets_;
+  std::vector<S> params_, grads_;
+  std::vector<Layer> layers_;
+  std::vector<uint8_t> starts_;
+  int t_ = 0, b_ = 0;
+  // Workspaces (grow to the largest (T, B) seen, then reused).
+  std::vector<S> a_h_, da_x_, da_h_, dh_next_, dc_next_, dh_prev_, dc_prev_, dh_out_, din_;
+};
+
+}  // namespace recur::policy

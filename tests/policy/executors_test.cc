@@ -1,0 +1,319 @@
+// The CPU executors against the double-precision reference and finite differences, for every
+// cell type, 1-3 layers, non-zero initial states, T >= 5 and resets at random steps (a wrong
+// forget gate or recurrent matrix is invisible at t = 0 with a zero state).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/rng.h"
+#include "policy/cpu/cpu_sequence_executor.h"
+#include "policy/cpu/cpu_step_executor.h"
+#include "policy/reference_core.h"
+#include "tests/alloc_counter.h"
+
+using namespace recur::policy;
+
+namespace {
+
+struct Problem {
+  CoreSpec spec;
+  int T = 7, B = 5;
+  CanonicalWeights w;
+  std::vector<float> x, state0;
+  std::vector<uint8_t> starts;
+};
+
+// Weights ~ U(-0.6, 0.6): large enough that every gate is in its non-linear range.
+Problem make_problem(CellType cell, int layers, float clip = 0, uint64_t seed = 1, int T = 7,
+                     int B = 5) {
+  Problem p;
+  p.spec = {cell, 3, 4, layers, clip};
+  p.T = T;
+  p.B = B;
+  recur::Rng rng(seed);
+  p.w = CanonicalWeights::zeros(p.spec);
+  for (auto& l : p.w.layers)
+    for (auto* v : {&l.weight_ih, &l.weight_hh, &l.bias_ih, &l.bias_hh})
+      for (auto& e : *v) e = static_cast<float>(rng.uniform(-0.6, 0.6));
+  p.x.resize(static_cast<size_t>(T) * B * p.spec.input);
+  for (auto& e : p.x) e = static_cast<float>(rng.uniform(-1.5, 1.5));
+  p.state0.resize(static_cast<size_t>(B) * p.spec.state_size());
+  for (auto& e : p.state0) e = static_cast<float>(rng.uniform(-0.9, 0.9));  // non-zero
+  p.starts.assign(static_cast<size_t>(T) * B, 0);
+  for (int t = 0; t < T; ++t)
+    for (int b = 0; b < B; ++b)
+      p.starts[static_cast<size_t>(t) * B + b] = rng.uniform() < 0.2 ? 1 : 0;
+  p.starts[1] = 1;  // slot 1 restarts at t = 0: its initial state must not matter
+  return p;
+}
+
+double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+std::vector<double> to_d(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+// The double reference's outputs (T, B, H) and final state.
+void reference(const Problem& p, std::vector<double>& y, std::vector<double>& state) {
+  ReferenceCore<double> ref(p.w);
+  state = to_d(p.state0);
+  const auto xd = to_d(p.x);
+  y.assign(static_cast<size_t>(p.T) * p.B * p.spec.hidden, 0.0);
+  ref.forward(p.T, p.B, xd.data(), p.starts.data(), state.data(), y.data());
+}
+
+const CellType kCells[] = {CellType::kLstm, CellType::kGru, CellType::kRnnTanh,
+                           CellType::kRnnRelu};
+
+}  // namespace
+
+TEST_CASE("step executor and sequence executor equal the double reference") {
+  for (CellType cell : kCells) {
+    for (int layers = 1; layers <= 3; ++layers) {
+      for (float clip : {0.0f, 0.5f}) {
+        if (clip > 0 && cell != CellType::kLstm) continue;
+        CAPTURE(to_string(cell));
+        CAPTURE(layers);
+        CAPTURE(clip);
+        const Problem p = make_problem(cell, layers, clip, 10 + layers);
+        std::vector<double> y_ref, s_ref;
+        reference(p, y_ref, s_ref);
+
+        CpuSequenceExecutor seq(p.spec);
+        seq.load(p.w);
+        std::vector<float> y_seq(y_ref.size()), s_seq(p.state0.size());
+        seq.forward(p.T, p.B, p.x, p.starts, p.state0, y_seq, s_seq);
+        CHECK(rel_err(to_d(y_seq), y_ref) < 1e-6);
+        CHECK(rel_err(to_d(s_seq), s_ref) < 1e-6);
+
+        CpuStepExecutor step(p.spec, p.B);
+        step.load(p.w);
+        step.set_states(p.state0);
+        std::vector<float> y_step(y_ref.size());
+        const size_t xin = static_cast<size_t>(p.B) * p.spec.input;
+        const size_t hout = static_cast<size_t>(p.B) * p.spec.hidden;
+        for (int t = 0; t < p.T; ++t)
+          step.step(std::span(p.x).subspan(t * xin, xin),
+                    std::span(p.starts).subspan(static_cast<size_t>(t) * p.B, p.B),
+                    std::span(y_step).subspan(t * hout, hout));
+        CHECK(rel_err(to_d(y_step), y_ref) < 1e-6);
+        // Step loop == sequence forward (both float32).
+        CHECK(rel_err(to_d(y_step), to_d(y_seq)) < 1e-6);
+        std::vector<float> s_step(p.state0.size());
+        step.get_states(s_step);
+        CHECK(rel_err(to_d(s_step), to_d(s_seq)) < 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("a sequence with resets equals the same data cut into separate sequences") {
+  for (CellType cell : kCells) {
+    CAPTURE(to_string(cell));
+    const Problem p = make_problem(cell, 2, 0, 77, 9, 3);
+    CpuSequenceExecutor seq(p.spec);
+    seq.load(p.w);
+    std::vector<float> y(static_cast<size_t>(p.T) * p.B * p.spec.hidden);
+    seq.forward(p.T, p.B, p.x, p.starts, p.state0, y);
+    const int H = p.spec.hidden, in = p.spec.input, S = p.spec.state_size();
+    for (int b = 0; b < p.B; ++b) {
+      int t0 = 0;
+      while (t0 < p.T) {
+        int t1 = t0 + 1;
+        while (t1 < p.T && !p.starts[static_cast<size_t>(t1) * p.B + b]) ++t1;
+        // Segment [t0, t1) of slot b as its own B = 1 sequence, with no flags inside.
+        const bool fresh = p.starts[static_cast<size_t>(t0) * p.B + b] != 0;
+        std::vector<float> init(static_cast<size_t>(S), 0.0f);
+        if (!fresh) std::copy_n(p.state0.begin() + b * S, S, init.begin());
+        std::vector<float> xs;
+        for (int t = t0; t < t1; ++t)
+          xs.insert(xs.end(), p.x.begin() + (t * p.B + b) * in, p.x.begin() + (t * p.B + b + 1) * in);
+        std::vector<uint8_t> none(static_cast<size_t>(t1 - t0), 0);
+        std::vector<float> ys(static_cast<size_t>(t1 - t0) * H);
+        CpuSequenceExecutor one(p.spec);
+        one.load(p.w);
+        one.forward(t1 - t0, 1, xs, none, init, ys);
+        for (int t = t0; t < t1; ++t)
+          for (int j = 0; j < H; ++j)
+            CHECK(y[(static_cast<size_t>(t) * p.B + b) * H + j] ==
+                  doctest::Approx(ys[static_cast<size_t>(t - t0) * H + j]).epsilon(1e-6));
+        t0 = t1;
+      }
+    }
+  }
+}
+
+TEST_CASE("BPTT gradients equal central finite differences in double precision") {
+  for (CellType cell : kCells) {
+    for (int layers : {1, 2}) {
+      for (float clip : {0.0f, 0.3f}) {
+        if (clip > 0 && cell != CellType::kLstm) continue;
+        CAPTURE(to_string(cell));
+        CAPTURE(layers);
+        const Problem p = make_problem(cell, layers, clip, 40 + layers, 6, 3);
+        SequenceEngine<double> eng(p.spec);
+        canonical_to_engine(p.w, eng, eng.params());
+        const auto x = to_d(p.x);
+        const auto s0 = to_d(p.state0);
+        const size_t ny = static_cast<size_t>(p.T) * p.B * p.spec.hidden;
+        recur::Rng rng(5);
+        std::vector<double> dy(ny);
+        for (auto& v : dy) v = rng.uniform(-1, 1);
+        // Loss = sum(dy * y): its gradient is what backward computes from dy.
+        auto loss = [&](const std::vector<double>& xx, const std::vector<double>& ss) {
+          std::vector<double> y(ny);
+          eng.forward(p.T, p.B, xx.data(), p.starts.data(), ss.data(), y.data(), nullptr);
+          double l = 0;
+          for (size_t i = 0; i < ny; ++i) l += dy[i] * y[i];
+          return l;
+        };
+        std::vector<double> y(ny), dx(x.size()), ds(s0.size());
+        eng.forward(p.T, p.B, x.data(), p.starts.data(), s0.data(), y.data(), nullptr);
+        std::fill(eng.grads().begin(), eng.grads().end(), 0.0);
+        eng.backward(dy.data(), dx.data(), ds.data());
+        const std::vector<double> grads = eng.grads();
+
+        // Central differences, eps 1e-6: truncation error ~1e-12 and rounding ~1e-10 relative to
+        // the loss, far below the 1e-6 tolerance; a wrong term gives errors of order 1.
+        const double eps = 1e-6;
+        std::vector<double> fd(grads.size());
+        for (size_t i = 0; i < grads.size(); ++i) {
+          const double keep = eng.params()[i];
+          eng.params()[i] = keep + eps;
+          const double lp = loss(x, s0);
+          eng.params()[i] = keep - eps;
+          const double lm = loss(x, s0);
+          eng.params()[i] = keep;
+          fd[i] = (lp - lm) / (2 * eps);
+        }
+        CHECK(rel_err(grads, fd) < 1e-6);
+        std::vector<double> fdx(x.size()), fds(s0.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+          auto xp = x, xm = x;
+          xp[i] += eps;
+          xm[i] -= eps;
+          fdx[i] = (loss(xp, s0) - loss(xm, s0)) / (2 * eps);
+        }
+        CHECK(rel_err(dx, fdx) < 1e-6);
+        for (size_t i = 0; i < s0.size(); ++i) {
+          auto sp = s0, sm = s0;
+          sp[i] += eps;
+          sm[i] -= eps;
+          fds[i] = (loss(x, sp) - loss(x, sm)) / (2 * eps);
+        }
+        CHECK(rel_err(ds, fds) < 1e-6);
+        // Slot 1 restarts at t = 0: its initial state gets exactly no gradient.
+        for (int i = 0; i < p.spec.state_size(); ++i) CHECK(ds[p.spec.state_size() + i] == 0.0);
+
+        // The float executor's gradients agree with the double engine's (float32 rounding in
+        // forward and backward: ~1e-6 relative, bound 1e-4).
+        CpuSequenceExecutor seq(p.spec);
+        seq.load(p.w);
+        std::vector<float> yf(ny), dyf(dy.begin(), dy.end()), dxf(x.size()), dsf(s0.size());
+        seq.forward(p.T, p.B, p.x, p.starts, p.state0, yf);
+        seq.zero_gradients();
+        seq.backward(dyf, dxf, dsf);
+        std::vector<double> gf(seq.parameter_gradients().begin(), seq.parameter_gradients().end());
+        CHECK(rel_err(gf, grads) < 1e-4);
+        CHECK(rel_err(to_d(dxf), dx) < 1e-4);
+        CHECK(rel_err(to_d(dsf), ds) < 1e-4);
+      }
+    }
+  }
+}
+
+TEST_CASE("resets cut the gradient exactly") {
+  Problem p = make_problem(CellType::kLstm, 2, 0, 3, 8, 2);
+  std::fill(p.starts.begin(), p.starts.end(), 0);
+  p.starts[static_cast<size_t>(4) * p.B + 0] = 1;  // slot 0 restarts at t = 4
+  CpuSequenceExecutor seq(p.spec);
+  seq.load(p.w);
+  const size_t ny = static_cast<size_t>(p.T) * p.B * p.spec.hidden;
+  std::vector<float> y(ny), dy(ny, 0.0f), dx(p.x.size()), ds(p.state0.size());
+  seq.forward(p.T, p.B, p.x, p.starts, p.state0, y);
+  // Loss only on slot 0 at steps >= 4: nothing before the reset may receive gradient.
+  for (int t = 4; t < p.T; ++t)
+    for (int j = 0; j < p.spec.hidden; ++j) dy[(static_cast<size_t>(t) * p.B) * p.spec.hidden + j] = 1;
+  seq.backward(dy, dx, ds);
+  for (int t = 0; t < 4; ++t)
+    for (int i = 0; i < p.spec.input; ++i)
+      CHECK(dx[(static_cast<size_t>(t) * p.B) * p.spec.input + i] == 0.0f);
+  for (float v : ds) CHECK(v == 0.0f);
+  double after = 0;
+  for (int i = 0; i < p.spec.input; ++i)
+    after += std::abs(dx[(static_cast<size_t>(5) * p.B) * p.spec.input + i]);
+  CHECK(after > 0);
+}
+
+TEST_CASE("canonical round trips through every executor are bit-exact") {
+  for (CellType cell : kCells) {
+    for (int layers = 1; layers <= 3; ++layers) {
+      CAPTURE(to_string(cell));
+      const Problem p = make_problem(cell, layers, 0, 90 + layers);
+      CpuStepExecutor step(p.spec, 3);
+      step.load(p.w);
+      CHECK(step.weights() == p.w);
+      CpuSequenceExecutor seq(p.spec);
+      seq.load(p.w);
+      CHECK(seq.weights() == p.w);
+      const auto tensors = p.w.to_tensors("core.");
+      CHECK(CanonicalWeights::from_tensors(p.spec, tensors, "core.") == p.w);
+      CHECK(tensors.at("core.weight_ih_l0").shape ==
+            std::vector<int64_t>{p.spec.gates() * 4, 3});
+    }
+  }
+}
+
+TEST_CASE("step executor state can be read written and reset per slot") {
+  const Problem p = make_problem(CellType::kLstm, 2, 0, 4, 5, 3);
+  CpuStepExecutor step(p.spec, p.B);
+  step.load(p.w);
+  step.set_states(p.state0);
+  std::vector<float> s(static_cast<size_t>(p.spec.state_size()));
+  step.get_state(2, s);
+  CHECK(std::equal(s.begin(), s.end(), p.state0.begin() + 2 * p.spec.state_size()));
+  step.reset(2);
+  step.get_state(2, s);
+  for (float v : s) CHECK(v == 0.0f);
+  // A slot reset by hand behaves like an episode start.
+  std::vector<float> h1(static_cast<size_t>(p.B) * p.spec.hidden), h2 = h1;
+  const std::vector<uint8_t> none(static_cast<size_t>(p.B), 0), start_2 = {0, 0, 1};
+  auto x0 = std::span(p.x).subspan(0, static_cast<size_t>(p.B) * p.spec.input);
+  step.step(x0, none, h1);
+  step.set_states(p.state0);
+  step.step(x0, start_2, h2);
+  for (int j = 0; j < p.spec.hidden; ++j) CHECK(h1[2 * p.spec.hidden + j] == h2[2 * p.spec.hidden + j]);
+  CHECK_THROWS_AS(step.get_state(3, s), std::invalid_argument);
+  CHECK_THROWS_AS(step.step(x0.subspan(1), none, h1), std::invalid_argument);
+  CpuStepExecutor other({CellType::kGru, 3, 4, 2, 0}, 3);
+  CHECK_THROWS_AS(other.load(p.w), std::invalid_argument);
+}
+
+TEST_CASE("step executor steps without heap allocation") {
+  if (!recur::test::AllocationCounter::available()) {
+    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    return;
+  }
+  for (auto [cell, B, H] : {std::tuple{CellType::kLstm, 16, 128}, std::tuple{CellType::kGru, 64, 64},
+                            std::tuple{CellType::kLstm, 256, 256}}) {
+    CoreSpec spec{cell, 8, H, 2, 0};
+    recur::Rng rng(1);
+    CpuStepExecutor step(spec, B);
+    step.load(CanonicalWeights::random(spec, rng));
+    std::vector<float> x(static_cast<size_t>(B) * 8, 0.5f), h(static_cast<size_t>(B) * H);
+    std::vector<uint8_t> starts(static_cast<size_t>(B), 0);
+    step.step(x, starts, h);
+    recur::test::AllocationCounter counter;
+    for (int t = 0; t < 20; ++t) {
+      starts[static_cast<size_t>(t % B)] = 1;
+      step.step(x, starts, h);
+      starts[static_cast<size_t>(t % B)] = 0;
+    }
+    CHECK(counter.count() == 0);
+  }
+}

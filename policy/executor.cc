@@ -25,7 +25,9 @@ void StepExecutor::load(const CanonicalWeights& weights) {
   load_impl(weights);
 }
 
-CanonicalWeights StepExecutor::weights() const { return weights_impl(); }
+CanonicalWeights StepExecutor::weights() const {
+  return weights_impl();
+}
 
 void StepExecutor::step(std::span<const float> x, std::span<const uint8_t> episode_start,
                         std::span<float> h_out) {
@@ -51,8 +53,7 @@ void StepExecutor::get_state(int slot, std::span<float> out) const {
 void StepExecutor::set_state(int slot, std::span<const float> state) {
   RECUR_CHECK_ARG(slot >= 0 && slot < slots_, "slot {} outside [0, {})", slot, slots_);
   RECUR_CHECK_ARG(state.size() == static_cast<size_t>(spec_.state_size()),
-                  "set_state: {} floats given, the state has {}", state.size(),
-                  spec_.state_size());
+                  "set_state: {} floats given, the state has {}", state.size(), spec_.state_size());
   set_state_impl(slot, state);
 }
 
@@ -75,14 +76,18 @@ void StepExecutor::reset(int slot) {
   reset_impl(slot);
 }
 
-SequenceExecutor::SequenceExecutor(const CoreSpec& spec) : spec_(spec) { spec.validate(); }
+SequenceExecutor::SequenceExecutor(const CoreSpec& spec) : spec_(spec) {
+  spec.validate();
+}
 
 void SequenceExecutor::load(const CanonicalWeights& weights) {
   check_spec(spec_, weights, "SequenceExecutor::load");
   load_impl(weights);
 }
 
-CanonicalWeights SequenceExecutor::weights() const { return weights_impl(); }
+CanonicalWeights SequenceExecutor::weights() const {
+  return weights_impl();
+}
 
 void SequenceExecutor::forward(int T, int B, std::span<const float> x,
                                std::span<const uint8_t> episode_start,
@@ -91,15 +96,17 @@ void SequenceExecutor::forward(int T, int B, std::span<const float> x,
   RECUR_CHECK_ARG(T >= 1 && B >= 1, "forward: T {} and B {} must be >= 1", T, B);
   const auto tb = static_cast<size_t>(T) * B;
   const auto s = static_cast<size_t>(spec_.state_size());
-  RECUR_CHECK_ARG(x.size() == tb * spec_.input, "forward: x has {} floats, expected T {} x B {} x "
-                  "input {}", x.size(), T, B, spec_.input);
+  RECUR_CHECK_ARG(x.size() == tb * spec_.input,
+                  "forward: x has {} floats, expected T {} x B {} x "
+                  "input {}",
+                  x.size(), T, B, spec_.input);
   RECUR_CHECK_ARG(episode_start.size() == tb, "forward: episode_start has {} flags, expected {}",
                   episode_start.size(), tb);
   RECUR_CHECK_ARG(initial_state.size() == s * B,
                   "forward: initial_state has {} floats, expected B {} x state {}",
                   initial_state.size(), B, s);
-  RECUR_CHECK_ARG(y.size() == tb * spec_.hidden, "forward: y has {} floats, expected {}",
-                  y.size(), tb * spec_.hidden);
+  RECUR_CHECK_ARG(y.size() == tb * spec_.hidden, "forward: y has {} floats, expected {}", y.size(),
+                  tb * spec_.hidden);
   RECUR_CHECK_ARG(final_state.empty() || final_state.size() == s * B,
                   "forward: final_state has {} floats, expected {} or none", final_state.size(),
                   s * B);
@@ -115,8 +122,7 @@ void SequenceExecutor::backward(std::span<const float> dy, std::span<float> dx,
   RECUR_CHECK_ARG(dy.size() == tb * spec_.hidden, "backward: dy has {} floats, expected {}",
                   dy.size(), tb * spec_.hidden);
   RECUR_CHECK_ARG(dx.empty() || dx.size() == tb * spec_.input,
-                  "backward: dx has {} floats, expected {} or none", dx.size(),
-                  tb * spec_.input);
+                  "backward: dx has {} floats, expected {} or none", dx.size(), tb * spec_.input);
   RECUR_CHECK_ARG(d_initial_state.empty() ||
                       d_initial_state.size() == static_cast<size_t>(last_b_) * spec_.state_size(),
                   "backward: d_initial_state has {} floats, expected {} or none",
@@ -124,8 +130,12 @@ void SequenceExecutor::backward(std::span<const float> dy, std::span<float> dx,
   backward_impl(dy, dx, d_initial_state);
 }
 
-void SequenceExecutor::zero_gradients() { zero_gradients_impl(); }
+void SequenceExecutor::zero_gradients() {
+  zero_gradients_impl();
+}
 
-CanonicalWeights SequenceExecutor::gradients() const { return gradients_impl(); }
+CanonicalWeights SequenceExecutor::gradients() const {
+  return gradients_impl();
+}
 
 }  // namespace recur::policy

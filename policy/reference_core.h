@@ -42,8 +42,8 @@ class ReferenceCore {
     for (int b = 0; b < B; ++b) {
       S* st = state + static_cast<size_t>(b) * ss;
       if (episode_start[b]) std::fill(st, st + ss, S(0));
-      std::copy(x + static_cast<size_t>(b) * spec_.input, x + static_cast<size_t>(b + 1) * spec_.input,
-                in_.begin());
+      std::copy(x + static_cast<size_t>(b) * spec_.input,
+                x + static_cast<size_t>(b + 1) * spec_.input, in_.begin());
       for (int k = 0; k < L; ++k) {
         S* h = st + k * H;
         S* c = has_cell_state(spec_.cell) ? st + (L + k) * H : nullptr;
@@ -91,10 +91,10 @@ class ReferenceCore {
     switch (spec_.cell) {
       case CellType::kLstm: {
         for (int r = 0; r < G * H; ++r) pre_[r] = xw_[r] + hr_[r];
-        for (int j = 0; j < H; ++j) act_[j] = sigmoid(pre_[j]);                  // i
-        for (int j = 0; j < H; ++j) act_[H + j] = sigmoid(pre_[H + j]);          // f
+        for (int j = 0; j < H; ++j) act_[j] = sigmoid(pre_[j]);                    // i
+        for (int j = 0; j < H; ++j) act_[H + j] = sigmoid(pre_[H + j]);            // f
         for (int j = 0; j < H; ++j) act_[2 * H + j] = std::tanh(pre_[2 * H + j]);  // g
-        for (int j = 0; j < H; ++j) act_[3 * H + j] = sigmoid(pre_[3 * H + j]);  // o
+        for (int j = 0; j < H; ++j) act_[3 * H + j] = sigmoid(pre_[3 * H + j]);    // o
         for (int j = 0; j < H; ++j) tmp_[j] = act_[H + j] * c[j];
         for (int j = 0; j < H; ++j) tmp2_[j] = act_[j] * act_[2 * H + j];
         for (int j = 0; j < H; ++j) c[j] = tmp_[j] + tmp2_[j];
@@ -107,7 +107,7 @@ class ReferenceCore {
         break;
       }
       case CellType::kGru: {
-        for (int j = 0; j < H; ++j) act_[j] = sigmoid(xw_[j] + hr_[j]);            // r
+        for (int j = 0; j < H; ++j) act_[j] = sigmoid(xw_[j] + hr_[j]);              // r
         for (int j = 0; j < H; ++j) act_[H + j] = sigmoid(xw_[H + j] + hr_[H + j]);  // z
         for (int j = 0; j < H; ++j) tmp_[j] = act_[j] * hr_[2 * H + j];
         for (int j = 0; j < H; ++j) act_[2 * H + j] = std::tanh(xw_[2 * H + j] + tmp_[j]);  // n

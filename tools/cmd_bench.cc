@@ -5,9 +5,57 @@
 #include <memory>
 
 #include "tools/bench_envs.h"
+#include "tools/bench_rnn.h"
 #include "tools/commands.h"
 
 namespace recur::cli {
+
+namespace {
+
+void add_rnn_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "rnn", "Step vs sequence execution of the recurrent core, vanilla cell and GEMM roofline");
+  struct Args {
+    RnnBenchConfig config;
+    std::string cell = "lstm";
+    bool csv = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--cell", args->cell, "lstm, gru, rnn_tanh or rnn_relu")->capture_default_str();
+  cmd->add_option("--input", args->config.input, "Input width")->capture_default_str();
+  cmd->add_option("--layers", args->config.layers, "Layers")->capture_default_str();
+  cmd->add_option("--batch", args->config.batch, "Batch sizes B")->delimiter(',');
+  cmd->add_option("--hidden", args->config.hidden, "Hidden sizes H")->delimiter(',');
+  cmd->add_option("--seq-len", args->config.seq_len, "Sequence lengths T")->delimiter(',');
+  cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
+      ->capture_default_str();
+  cmd->add_flag("--csv", args->csv, "CSV instead of a table");
+  cmd->callback([args, &exit_code] {
+    auto config = args->config;
+    config.cell = policy::parse_cell_type(args->cell);
+    const auto rows = bench_rnn(config);
+    if (args->csv) {
+      fmt::print("mode,batch,hidden,seq_len,us_per_call,samples_per_s,gflops,roofline_fraction\n");
+      for (const auto& r : rows)
+        fmt::print("{},{},{},{},{:.3f},{:.0f},{:.3f},{:.4f}\n", r.mode, r.batch, r.hidden,
+                   r.seq_len, r.us_per_call, r.samples_per_s, r.gflops, r.roofline_fraction);
+    } else {
+      fmt::print(
+          "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = Eigen GEMM "
+          "of the step's shape in this run\n",
+          args->cell, config.input, config.layers);
+      fmt::print("{:<12} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}\n", "mode", "B", "H", "T",
+                 "us/call", "samples/s", "GFLOP/s", "roofline");
+      for (const auto& r : rows)
+        fmt::print("{:<12} {:>5} {:>5} {:>5} {:>12.2f} {:>14.0f} {:>9.2f} {:>8.0f}%\n", r.mode,
+                   r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s, r.gflops,
+                   100 * r.roofline_fraction);
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace
 
 void add_bench_command(CLI::App& app, int& exit_code) {
   auto* bench =
@@ -59,6 +107,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     }
     exit_code = 0;
   });
+
+  add_rnn_bench(*bench, exit_code);
 }
 
 }  // namespace recur::cli

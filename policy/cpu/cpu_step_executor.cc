@@ -2,13 +2,14 @@
 
 #include <Eigen/Core>
 
+#include "policy/cpu/gate_math.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace recur::policy {
 namespace {
 using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-inline float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 }  // namespace
 
 CpuStepExecutor::CpuStepExecutor(const CoreSpec& spec, int slots) : StepExecutor(spec, slots) {
@@ -43,12 +44,13 @@ void CpuStepExecutor::load_impl(const CanonicalWeights& weights) {
     // Canonical row r = gate g's unit j (r = g*H + j) becomes column col(r) here.
     for (int r = 0; r < G * H; ++r) {
       const bool n_gate = gru && r >= 2 * H;
-      const int col_x = r;                       // n_x for GRU's n gate
-      const int col_h = n_gate ? r + H : r;      // n_h for GRU's n gate
+      const int col_x = r;                   // n_x for GRU's n gate
+      const int col_h = n_gate ? r + H : r;  // n_h for GRU's n gate
       for (int i = 0; i < in; ++i)
         l.w[static_cast<size_t>(i) * C + col_x] = src.weight_ih[static_cast<size_t>(r) * in + i];
       for (int i = 0; i < H; ++i)
-        l.w[static_cast<size_t>(in + i) * C + col_h] = src.weight_hh[static_cast<size_t>(r) * H + i];
+        l.w[static_cast<size_t>(in + i) * C + col_h] =
+            src.weight_hh[static_cast<size_t>(r) * H + i];
     }
     l.bias_ih = src.bias_ih;
     l.bias_hh = src.bias_hh;
@@ -78,7 +80,8 @@ CanonicalWeights CpuStepExecutor::weights_impl() const {
       for (int i = 0; i < in; ++i)
         dst.weight_ih[static_cast<size_t>(r) * in + i] = l.w[static_cast<size_t>(i) * C + r];
       for (int i = 0; i < H; ++i)
-        dst.weight_hh[static_cast<size_t>(r) * H + i] = l.w[static_cast<size_t>(in + i) * C + col_h];
+        dst.weight_hh[static_cast<size_t>(r) * H + i] =
+            l.w[static_cast<size_t>(in + i) * C + col_h];
     }
     dst.bias_ih = l.bias_ih;
     dst.bias_hh = l.bias_hh;
@@ -113,42 +116,22 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
     }
     const Layer& l = layers_[static_cast<size_t>(k)];
     Eigen::Map<Mat> gates(gates_.data(), B, C);
-    gates.noalias() = Eigen::Map<const Mat>(xh_.data(), B, width) *
-                      Eigen::Map<const Mat>(l.w.data(), width, C);
-    const float* bias = l.bias.data();
-    for (int b = 0; b < B; ++b) {
-      const float* a = gates_.data() + static_cast<size_t>(b) * C;
-      float* h = hk + static_cast<size_t>(b) * H;
-      for (int j = 0; j < H; ++j) {
-        switch (spec().cell) {
-          case CellType::kLstm: {
-            float* c = ck + static_cast<size_t>(b) * H;
-            const float i = sigmoid(a[j] + bias[j]);
-            const float f = sigmoid(a[H + j] + bias[H + j]);
-            const float g = std::tanh(a[2 * H + j] + bias[2 * H + j]);
-            const float o = sigmoid(a[3 * H + j] + bias[3 * H + j]);
-            float cn = f * c[j] + i * g;
-            if (clip > 0) cn = std::clamp(cn, -clip, clip);
-            c[j] = cn;
-            h[j] = o * std::tanh(cn);
-            break;
-          }
-          case CellType::kGru: {
-            const float r = sigmoid(a[j] + bias[j]);
-            const float z = sigmoid(a[H + j] + bias[H + j]);
-            const float n = std::tanh(a[2 * H + j] + bias[2 * H + j] +
-                                      r * (a[3 * H + j] + bias[3 * H + j]));
-            h[j] = (1.0f - z) * n + z * h[j];
-            break;
-          }
-          case CellType::kRnnTanh:
-            h[j] = std::tanh(a[j] + bias[j]);
-            break;
-          case CellType::kRnnRelu:
-            h[j] = std::max(a[j] + bias[j], 0.0f);
-            break;
-        }
-      }
+    gates.noalias() =
+        Eigen::Map<const Mat>(xh_.data(), B, width) * Eigen::Map<const Mat>(l.w.data(), width, C);
+    gates.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(l.bias.data(), C);
+    Eigen::Map<Mat> h(hk, B, H);
+    switch (spec().cell) {
+      case CellType::kLstm:
+        gate_math::lstm_forward<float>(gates, Eigen::Map<Mat>(ck, B, H), nullptr, h, clip);
+        break;
+      case CellType::kGru:
+        gate_math::gru_forward<float>(gates.leftCols(2 * H), gates.middleCols(2 * H, H),
+                                      gates.rightCols(H), h);
+        break;
+      case CellType::kRnnTanh:
+      case CellType::kRnnRelu:
+        gate_math::rnn_forward<float>(gates, h, spec().cell == CellType::kRnnRelu);
+        break;
     }
   }
   std::copy_n(h_.data() + static_cast<size_t>(L - 1) * B * H, static_cast<size_t>(B) * H,

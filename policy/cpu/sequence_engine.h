@@ -9,8 +9,8 @@
 // then per step one GEMM for the recurrent projection
 //   A_h (B, G*H) = h_prev (B, H) W_hh^T + b_hh
 // and one fused elementwise pass for the gates (equations in core_spec.h). Backward mirrors it:
-// per step one GEMM for dh_prev and the recurrent weight gradient, and after the time loop one
-// GEMM each for dW_ih and the input gradient of all T*B rows.
+// per step one GEMM for dh_prev, and after the time loop one GEMM each for dW_hh, dW_ih and the
+// input gradient of all T*B rows.
 //
 // Resets: the effective previous state of step t is zero for slots with episode_start[t] = 1;
 // the engine keeps those effective states, so backward sends no gradient across a reset (and
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "policy/core_spec.h"
+#include "policy/cpu/gate_math.h"
 
 namespace recur::policy {
 
@@ -70,8 +71,8 @@ class SequenceEngine {
 
   // x (T, B, in), episode_start (T, B), initial_state (B, S), y (T, B, H), final_state (B, S)
   // or empty.
-  void forward(int T, int B, const S* x, const uint8_t* episode_start, const S* initial_state,
-               S* y, S* final_state) {
+  void forward(int T, int B, const S* x, const uint8_t* episode_start, const S* initial_state, S* y,
+               S* final_state) {
     t_ = T;
     b_ = B;
     starts_.assign(episode_start, episode_start + static_cast<size_t>(T) * B);
@@ -132,10 +133,7 @@ class SequenceEngine {
         MapM a_h(a_h_.data(), B, G * H);
         a_h.noalias() = CMapM(hp, B, H) * w_hh.transpose();
         a_h.rowwise() += b_hh;
-        gate_forward(B, ly.gates.data() + row0 * G * H, a_h_.data(), hp, cp,
-                     ly.h.data() + row0 * H, lstm ? ly.c.data() + row0 * H : nullptr,
-                     lstm ? ly.c_raw.data() + row0 * H : nullptr,
-                     spec_.cell == CellType::kGru ? ly.hn.data() + row0 * H : nullptr);
+        gate_forward(B, ly, row0);
       }
     }
     const Layer& top = layers_.back();
@@ -145,7 +143,8 @@ class SequenceEngine {
       for (int b = 0; b < B; ++b)
         for (int k = 0; k < L; ++k) {
           const Layer& ly = layers_[static_cast<size_t>(k)];
-          std::copy_n(ly.h.data() + (last + b) * H, H, final_state + static_cast<size_t>(b) * ss + k * H);
+          std::copy_n(ly.h.data() + (last + b) * H, H,
+                      final_state + static_cast<size_t>(b) * ss + k * H);
           if (lstm)
             std::copy_n(ly.c.data() + (last + b) * H, H,
                         final_state + static_cast<size_t>(b) * ss + (L + k) * H);
@@ -174,20 +173,18 @@ class SequenceEngine {
       Eigen::Map<RowV> gb_hh(grads_.data() + o.b_hh, G * H);
 
       da_x_.resize(tb * G * H);
-      da_h_.resize(static_cast<size_t>(B) * G * H);
+      da_h_.resize(tb * G * H);
       dh_next_.assign(static_cast<size_t>(B) * H, S(0));
       dc_next_.assign(lstm ? static_cast<size_t>(B) * H : 0, S(0));
       dh_prev_.resize(static_cast<size_t>(B) * H);
       for (int t = T - 1; t >= 0; --t) {
         const size_t row0 = static_cast<size_t>(t) * B;
-        gate_backward(B, ly, row0, dh_out_.data() + row0 * H, da_x_.data() + row0 * G * H);
-        // Recurrent side: dh_prev = dA_h W_hh (+ the direct GRU path already in dh_prev_),
-        // dW_hh += dA_h^T h_prev, db_hh += colsum(dA_h).
-        CMapM da_h(da_h_.data(), B, G * H);
+        gate_backward(B, ly, row0, dh_out_.data() + row0 * H, da_x_.data() + row0 * G * H,
+                      da_h_.data() + row0 * G * H);
+        // Recurrent side: dh_prev = dA_h W_hh (+ the direct GRU path already in dh_prev_).
+        // The weight gradient waits for all steps: one GEMM after the loop, not T thin ones.
         MapM dh_prev(dh_prev_.data(), B, H);
-        dh_prev.noalias() += da_h * w_hh;
-        gw_hh.noalias() += da_h.transpose() * CMapM(ly.h_prev.data() + row0 * H, B, H);
-        gb_hh += da_h.colwise().sum();
+        dh_prev.noalias() += CMapM(da_h_.data() + row0 * G * H, B, G * H) * w_hh;
         // Carry to step t-1, except across a reset (the previous state was replaced by zeros);
         // at t = 0 the carry is the initial state's gradient.
         for (int b = 0; b < B; ++b) {
@@ -205,9 +202,15 @@ class SequenceEngine {
           }
         }
       }
+      // Recurrent weights, all T*B rows at once: dW_hh += dA_h^T h_prev, db_hh += colsum.
+      CMapM da_h_all(da_h_.data(), static_cast<Eigen::Index>(tb), G * H);
+      gw_hh.noalias() +=
+          da_h_all.transpose() * CMapM(ly.h_prev.data(), static_cast<Eigen::Index>(tb), H);
+      gb_hh += da_h_all.colwise().sum();
       // Input side, all T*B rows at once.
       CMapM da_x(da_x_.data(), static_cast<Eigen::Index>(tb), G * H);
-      gw_ih.noalias() += da_x.transpose() * CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in);
+      gw_ih.noalias() +=
+          da_x.transpose() * CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in);
       gb_ih += da_x.colwise().sum();
       if (k > 0 || dx) {
         din_.resize(tb * in);
@@ -223,121 +226,116 @@ class SequenceEngine {
 
  private:
   struct Layer {
-    std::vector<S> input;         // (T*B, in)
-    std::vector<S> gates;         // (T*B, G*H): pre-activations, then activations in place
-    std::vector<S> h, h_prev;     // (T*B, H) output and effective previous h
+    std::vector<S> input;             // (T*B, in)
+    std::vector<S> gates;             // (T*B, G*H): pre-activations, then activations in place
+    std::vector<S> h, h_prev;         // (T*B, H) output and effective previous h
     std::vector<S> c, c_prev, c_raw;  // LSTM: (T*B, H) clipped c, effective previous c, unclipped
-    std::vector<S> hn;            // GRU: (T*B, H) R_n h_prev + b_Rn
+    std::vector<S> hn;                // GRU: (T*B, H) R_n h_prev + b_Rn
   };
 
-  static S sigmoid(S v) { return S(1) / (S(1) + std::exp(-v)); }
-
-  // One step for B rows: ax (B, G*H) holds the input projection and is overwritten with the
-  // gate activations; ah (B, G*H) the recurrent projection.
-  void gate_forward(int B, S* ax, const S* ah, const S* hp, const S* cp, S* h, S* c, S* c_raw,
-                    S* hn) const {
+  // One step for B rows at rows [row0, row0 + B) of the layer's buffers: gates holds the input
+  // projection (with b_ih) and becomes the activations; a_h_ holds the recurrent projection
+  // (with b_hh); h_prev/c_prev hold the effective previous state.
+  void gate_forward(int B, Layer& ly, size_t row0) {
+    namespace gm = gate_math;
     const int H = spec_.hidden, G = spec_.gates();
-    const S clip = static_cast<S>(spec_.cell_clip);
-    for (int b = 0; b < B; ++b) {
-      S* a = ax + static_cast<size_t>(b) * G * H;
-      const S* r = ah + static_cast<size_t>(b) * G * H;
-      for (int j = 0; j < H; ++j) {
-        const size_t o = static_cast<size_t>(b) * H + j;
-        switch (spec_.cell) {
-          case CellType::kLstm: {
-            const S i = sigmoid(a[j] + r[j]);
-            const S f = sigmoid(a[H + j] + r[H + j]);
-            const S g = std::tanh(a[2 * H + j] + r[2 * H + j]);
-            const S og = sigmoid(a[3 * H + j] + r[3 * H + j]);
-            const S cr = f * cp[o] + i * g;
-            const S cc = clip > 0 ? std::clamp(cr, -clip, clip) : cr;
-            a[j] = i;
-            a[H + j] = f;
-            a[2 * H + j] = g;
-            a[3 * H + j] = og;
-            c_raw[o] = cr;
-            c[o] = cc;
-            h[o] = og * std::tanh(cc);
-            break;
-          }
-          case CellType::kGru: {
-            const S rg = sigmoid(a[j] + r[j]);
-            const S z = sigmoid(a[H + j] + r[H + j]);
-            const S n = std::tanh(a[2 * H + j] + rg * r[2 * H + j]);
-            a[j] = rg;
-            a[H + j] = z;
-            a[2 * H + j] = n;
-            hn[o] = r[2 * H + j];
-            h[o] = (S(1) - z) * n + z * hp[o];
-            break;
-          }
-          case CellType::kRnnTanh:
-            a[j] = h[o] = std::tanh(a[j] + r[j]);
-            break;
-          case CellType::kRnnRelu:
-            a[j] = h[o] = std::max(a[j] + r[j], S(0));
-            break;
-        }
+    MapM a(ly.gates.data() + row0 * G * H, B, G * H);
+    MapM ah(a_h_.data(), B, G * H);
+    MapM h(ly.h.data() + row0 * H, B, H);
+    switch (spec_.cell) {
+      case CellType::kLstm: {
+        MapM c(ly.c.data() + row0 * H, B, H);
+        c = CMapM(ly.c_prev.data() + row0 * H, B, H);
+        a += ah;
+        gm::lstm_forward<S>(a, c, ly.c_raw.data() + row0 * H, h, static_cast<S>(spec_.cell_clip));
+        break;
       }
+      case CellType::kGru: {
+        MapM hn(ly.hn.data() + row0 * H, B, H);
+        hn = ah.middleCols(2 * H, H);
+        a.leftCols(2 * H) += ah.leftCols(2 * H);
+        h = CMapM(ly.h_prev.data() + row0 * H, B, H);
+        gm::gru_forward<S>(a.leftCols(2 * H), a.middleCols(2 * H, H), hn, h);
+        break;
+      }
+      case CellType::kRnnTanh:
+      case CellType::kRnnRelu:
+        a += ah;
+        gm::rnn_forward<S>(a, h, spec_.cell == CellType::kRnnRelu);
+        break;
     }
   }
 
   // Backward of one step for B rows. Reads dh_out (B, H) + dh_next_/dc_next_, writes the
-  // pre-activation gradients of the input side da_x (B, G*H) and recurrent side da_h_
+  // pre-activation gradients of the input side da_x (B, G*H) and recurrent side da_h
   // (B, G*H), and the direct parts of dh_prev_ (GRU's z path, else 0) and dc_prev_ (LSTM).
-  void gate_backward(int B, const Layer& ly, size_t row0, const S* dh_out, S* da_x) {
+  void gate_backward(int B, const Layer& ly, size_t row0, const S* dh_out, S* da_x, S* da_h) {
     const int H = spec_.hidden, G = spec_.gates();
     const S clip = static_cast<S>(spec_.cell_clip);
     if (has_cell_state(spec_.cell)) dc_prev_.resize(static_cast<size_t>(B) * H);
+    // One loop per cell type (no branch inside the unit loop, so it vectorizes).
     for (int b = 0; b < B; ++b) {
       const S* a = ly.gates.data() + (row0 + b) * G * H;
       S* dx = da_x + static_cast<size_t>(b) * G * H;
-      S* dr = da_h_.data() + static_cast<size_t>(b) * G * H;
-      for (int j = 0; j < H; ++j) {
-        const size_t o = static_cast<size_t>(b) * H + j;
-        const size_t so = (row0 + b) * H + j;
-        const S dh = dh_out[o] + dh_next_[o];
-        switch (spec_.cell) {
-          case CellType::kLstm: {
+      S* dr = da_h + static_cast<size_t>(b) * G * H;
+      const size_t o = static_cast<size_t>(b) * H;
+      const size_t so = (row0 + b) * H;
+      const S* dho = dh_out + o;
+      const S* dhn = dh_next_.data() + o;
+      S* dhp = dh_prev_.data() + o;
+      switch (spec_.cell) {
+        case CellType::kLstm: {
+          const S* dcn = dc_next_.data() + o;
+          S* dcp = dc_prev_.data() + o;
+          const S* c = ly.c.data() + so;
+          const S* c_raw = ly.c_raw.data() + so;
+          const S* c_prev = ly.c_prev.data() + so;
+          for (int j = 0; j < H; ++j) {
             const S i = a[j], f = a[H + j], g = a[2 * H + j], og = a[3 * H + j];
-            const S tc = std::tanh(ly.c[so]);
-            S dc = dc_next_[o] + dh * og * (S(1) - tc * tc);
+            const S dh = dho[j] + dhn[j];
+            const S tc = std::tanh(c[j]);
+            S dc = dcn[j] + dh * og * (S(1) - tc * tc);
             // MINMAX clip: no gradient through a clipped value.
-            if (clip > 0 && (ly.c_raw[so] > clip || ly.c_raw[so] < -clip)) dc = S(0);
-            const S di = dc * g, df = dc * ly.c_prev[so], dg = dc * i, dog = dh * tc;
-            dc_prev_[o] = dc * f;
-            dx[j] = dr[j] = di * i * (S(1) - i);
-            dx[H + j] = dr[H + j] = df * f * (S(1) - f);
-            dx[2 * H + j] = dr[2 * H + j] = dg * (S(1) - g * g);
-            dx[3 * H + j] = dr[3 * H + j] = dog * og * (S(1) - og);
-            dh_prev_[o] = S(0);
-            break;
+            if (clip > S(0) && (c_raw[j] > clip || c_raw[j] < -clip)) dc = S(0);
+            dcp[j] = dc * f;
+            dx[j] = dr[j] = dc * g * i * (S(1) - i);
+            dx[H + j] = dr[H + j] = dc * c_prev[j] * f * (S(1) - f);
+            dx[2 * H + j] = dr[2 * H + j] = dc * i * (S(1) - g * g);
+            dx[3 * H + j] = dr[3 * H + j] = dh * tc * og * (S(1) - og);
+            dhp[j] = S(0);
           }
-          case CellType::kGru: {
+          break;
+        }
+        case CellType::kGru: {
+          const S* hp = ly.h_prev.data() + so;
+          const S* hn = ly.hn.data() + so;
+          for (int j = 0; j < H; ++j) {
             const S rg = a[j], z = a[H + j], n = a[2 * H + j];
-            const S hp = ly.h_prev[so];
-            const S dn = dh * (S(1) - z);
-            const S dz = dh * (hp - n);
-            const S dan = dn * (S(1) - n * n);
-            const S drg = dan * ly.hn[so];
-            dx[j] = dr[j] = drg * rg * (S(1) - rg);
-            dx[H + j] = dr[H + j] = dz * z * (S(1) - z);
+            const S dh = dho[j] + dhn[j];
+            const S dan = dh * (S(1) - z) * (S(1) - n * n);
+            dx[j] = dr[j] = dan * hn[j] * rg * (S(1) - rg);
+            dx[H + j] = dr[H + j] = dh * (hp[j] - n) * z * (S(1) - z);
             dx[2 * H + j] = dan;
             dr[2 * H + j] = dan * rg;
-            dh_prev_[o] = dh * z;
-            break;
+            dhp[j] = dh * z;
           }
-          case CellType::kRnnTanh: {
-            const S hv = a[j];
-            dx[j] = dr[j] = dh * (S(1) - hv * hv);
-            dh_prev_[o] = S(0);
-            break;
+          break;
+        }
+        case CellType::kRnnTanh: {
+          const S* h = ly.h.data() + so;
+          for (int j = 0; j < H; ++j) {
+            dx[j] = dr[j] = (dho[j] + dhn[j]) * (S(1) - h[j] * h[j]);
+            dhp[j] = S(0);
           }
-          case CellType::kRnnRelu: {
-            dx[j] = dr[j] = a[j] > S(0) ? dh : S(0);
-            dh_prev_[o] = S(0);
-            break;
+          break;
+        }
+        case CellType::kRnnRelu: {
+          const S* h = ly.h.data() + so;
+          for (int j = 0; j < H; ++j) {
+            dx[j] = dr[j] = h[j] > S(0) ? dho[j] + dhn[j] : S(0);
+            dhp[j] = S(0);
           }
+          break;
         }
       }
     }

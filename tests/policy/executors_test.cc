@@ -56,7 +56,9 @@ double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
   }
   return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
 }
-std::vector<double> to_d(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+std::vector<double> to_d(const std::vector<float>& v) {
+  return {v.begin(), v.end()};
+}
 
 // The double reference's outputs (T, B, H) and final state.
 void reference(const Problem& p, std::vector<double>& y, std::vector<double>& state) {
@@ -67,8 +69,7 @@ void reference(const Problem& p, std::vector<double>& y, std::vector<double>& st
   ref.forward(p.T, p.B, xd.data(), p.starts.data(), state.data(), y.data());
 }
 
-const CellType kCells[] = {CellType::kLstm, CellType::kGru, CellType::kRnnTanh,
-                           CellType::kRnnRelu};
+const CellType kCells[] = {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu};
 
 }  // namespace
 
@@ -132,7 +133,8 @@ TEST_CASE("a sequence with resets equals the same data cut into separate sequenc
         if (!fresh) std::copy_n(p.state0.begin() + b * S, S, init.begin());
         std::vector<float> xs;
         for (int t = t0; t < t1; ++t)
-          xs.insert(xs.end(), p.x.begin() + (t * p.B + b) * in, p.x.begin() + (t * p.B + b + 1) * in);
+          xs.insert(xs.end(), p.x.begin() + (t * p.B + b) * in,
+                    p.x.begin() + (t * p.B + b + 1) * in);
         std::vector<uint8_t> none(static_cast<size_t>(t1 - t0), 0);
         std::vector<float> ys(static_cast<size_t>(t1 - t0) * H);
         CpuSequenceExecutor one(p.spec);
@@ -238,7 +240,8 @@ TEST_CASE("resets cut the gradient exactly") {
   seq.forward(p.T, p.B, p.x, p.starts, p.state0, y);
   // Loss only on slot 0 at steps >= 4: nothing before the reset may receive gradient.
   for (int t = 4; t < p.T; ++t)
-    for (int j = 0; j < p.spec.hidden; ++j) dy[(static_cast<size_t>(t) * p.B) * p.spec.hidden + j] = 1;
+    for (int j = 0; j < p.spec.hidden; ++j)
+      dy[(static_cast<size_t>(t) * p.B) * p.spec.hidden + j] = 1;
   seq.backward(dy, dx, ds);
   for (int t = 0; t < 4; ++t)
     for (int i = 0; i < p.spec.input; ++i)
@@ -263,8 +266,7 @@ TEST_CASE("canonical round trips through every executor are bit-exact") {
       CHECK(seq.weights() == p.w);
       const auto tensors = p.w.to_tensors("core.");
       CHECK(CanonicalWeights::from_tensors(p.spec, tensors, "core.") == p.w);
-      CHECK(tensors.at("core.weight_ih_l0").shape ==
-            std::vector<int64_t>{p.spec.gates() * 4, 3});
+      CHECK(tensors.at("core.weight_ih_l0").shape == std::vector<int64_t>{p.spec.gates() * 4, 3});
     }
   }
 }
@@ -287,7 +289,8 @@ TEST_CASE("step executor state can be read written and reset per slot") {
   step.step(x0, none, h1);
   step.set_states(p.state0);
   step.step(x0, start_2, h2);
-  for (int j = 0; j < p.spec.hidden; ++j) CHECK(h1[2 * p.spec.hidden + j] == h2[2 * p.spec.hidden + j]);
+  for (int j = 0; j < p.spec.hidden; ++j)
+    CHECK(h1[2 * p.spec.hidden + j] == h2[2 * p.spec.hidden + j]);
   CHECK_THROWS_AS(step.get_state(3, s), std::invalid_argument);
   CHECK_THROWS_AS(step.step(x0.subspan(1), none, h1), std::invalid_argument);
   CpuStepExecutor other({CellType::kGru, 3, 4, 2, 0}, 3);
@@ -299,8 +302,9 @@ TEST_CASE("step executor steps without heap allocation") {
     MESSAGE("[skip] allocation counting is off in sanitizer builds");
     return;
   }
-  for (auto [cell, B, H] : {std::tuple{CellType::kLstm, 16, 128}, std::tuple{CellType::kGru, 64, 64},
-                            std::tuple{CellType::kLstm, 256, 256}}) {
+  for (auto [cell, B, H] :
+       {std::tuple{CellType::kLstm, 16, 128}, std::tuple{CellType::kGru, 64, 64},
+        std::tuple{CellType::kLstm, 256, 256}}) {
     CoreSpec spec{cell, 8, H, 2, 0};
     recur::Rng rng(1);
     CpuStepExecutor step(spec, B);

@@ -1,0 +1,57 @@
+// The fused elementwise gate math of core_spec.h for B rows at once, vectorized with Eigen
+// arrays (logistic and tanh have SIMD implementations for float and double). Shared by the CPU
+// step executor and the sequence engine, so both round identically. Matrices are row-major
+// (B, width) views; gate blocks are column ranges of H.
+#pragma once
+
+#include <Eigen/Core>
+
+namespace recur::policy::gate_math {
+
+template <typename S>
+using RowMat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename S>
+using View = Eigen::Ref<RowMat<S>, 0, Eigen::OuterStride<>>;
+template <typename S>
+using CView = Eigen::Ref<const RowMat<S>, 0, Eigen::OuterStride<>>;
+
+// gates (B, 4H): pre-activations [i f g o] in, activations out. c (B, H) is the previous cell
+// state in and the new (clipped) one out; c_raw (B, H) gets the unclipped value when clip > 0
+// (backward needs it); h (B, H) out.
+template <typename S>
+void lstm_forward(View<S> gates, View<S> c, S* c_raw, View<S> h, S clip) {
+  const auto H = c.cols();
+  auto a = gates.array();
+  a.leftCols(2 * H) = a.leftCols(2 * H).logistic();
+  a.middleCols(2 * H, H) = a.middleCols(2 * H, H).tanh();
+  a.rightCols(H) = a.rightCols(H).logistic();
+  c.array() = a.middleCols(H, H) * c.array() + a.leftCols(H) * a.middleCols(2 * H, H);
+  if (clip > S(0)) {
+    if (c_raw) Eigen::Map<RowMat<S>>(c_raw, c.rows(), H) = c;
+    c.array() = c.array().max(-clip).min(clip);
+  }
+  h.array() = a.rightCols(H) * c.array().tanh();
+}
+
+// rz (B, 2H): pre-activations of r and z in, activations out; n (B, H): W_n x + b_Wn in, the
+// candidate n out; hn (B, H): R_n h + b_Rn; h (B, H): previous h in, new h out.
+template <typename S>
+void gru_forward(View<S> rz, View<S> n, CView<S> hn, View<S> h) {
+  const auto H = h.cols();
+  rz.array() = rz.array().logistic();
+  n.array() = (n.array() + rz.leftCols(H).array() * hn.array()).tanh();
+  const auto z = rz.rightCols(H).array();
+  h.array() = (S(1) - z) * n.array() + z * h.array();
+}
+
+// pre (B, H) in; h (B, H) = act(pre) out.
+template <typename S>
+void rnn_forward(CView<S> pre, View<S> h, bool relu) {
+  if (relu) {
+    h.array() = pre.array().max(S(0));
+  } else {
+    h.array() = pre.array().tanh();
+  }
+}
+
+}  // namespace recur::policy::gate_math

@@ -17,6 +17,7 @@ void add_env_check_command(CLI::App& app, int& exit_code);
 void add_demo_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
+void add_convert_command(CLI::App& app, int& exit_code);
 
 // `-o/--option key=value` pairs into env Options (source named for messages).
 Options parse_env_options(const std::vector<std::string>& pairs);

@@ -74,8 +74,8 @@ std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config) {
       std::vector<float> h(static_cast<size_t>(B) * H);
       const double step_s = time_per_call(config.min_seconds, [&] { step.step(x, starts, h); });
       const double step_gflops = flops_per_sample * B / step_s / 1e9;
-      rows.push_back({"step", B, H, 1, step_s * 1e6, B / step_s, step_gflops,
-                      step_gflops / gemm_gflops});
+      rows.push_back(
+          {"step", B, H, 1, step_s * 1e6, B / step_s, step_gflops, step_gflops / gemm_gflops});
 
       if (config.vanilla) {
         policy::ReferenceCore<float> ref(weights);
@@ -84,8 +84,8 @@ std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config) {
           ref.step(B, x.data(), starts.data(), state.data(), h.data());
         });
         const double van_gflops = flops_per_sample * B / van_s / 1e9;
-        rows.push_back({"vanilla", B, H, 1, van_s * 1e6, B / van_s, van_gflops,
-                        van_gflops / gemm_gflops});
+        rows.push_back(
+            {"vanilla", B, H, 1, van_s * 1e6, B / van_s, van_gflops, van_gflops / gemm_gflops});
       }
 
       for (int T : config.seq_len) {
@@ -97,9 +97,8 @@ std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config) {
         std::vector<uint8_t> seq_starts(tb, 0);
         std::vector<float> y(tb * H), dx(tb * config.input), ds(s0.size());
         const auto dy = random_vec(tb * H, rng);
-        const double fwd_s = time_per_call(config.min_seconds, [&] {
-          seq.forward(T, B, xs, seq_starts, s0, y);
-        });
+        const double fwd_s =
+            time_per_call(config.min_seconds, [&] { seq.forward(T, B, xs, seq_starts, s0, y); });
         const double fwd_gflops = flops_per_sample * static_cast<double>(tb) / fwd_s / 1e9;
         rows.push_back({"seq-fwd", B, H, T, fwd_s * 1e6, static_cast<double>(tb) / fwd_s,
                         fwd_gflops, fwd_gflops / gemm_gflops});

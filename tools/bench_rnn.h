@@ -24,10 +24,10 @@ struct RnnBenchConfig {
 struct RnnBenchRow {
   std::string mode;  // "step", "vanilla", "seq-fwd", "seq-fwd+bwd", "gemm"
   int batch = 0, hidden = 0, seq_len = 0;
-  double us_per_call = 0;         // one step, or one whole (T, B) sequence
-  double samples_per_s = 0;       // timestep-samples per second
-  double gflops = 0;              // GEMM FLOPs only (2 m n k per product)
-  double roofline_fraction = 0;   // gflops / the GEMM roofline of the same shape
+  double us_per_call = 0;        // one step, or one whole (T, B) sequence
+  double samples_per_s = 0;      // timestep-samples per second
+  double gflops = 0;             // GEMM FLOPs only (2 m n k per product)
+  double roofline_fraction = 0;  // gflops / the GEMM roofline of the same shape
 };
 
 std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config);

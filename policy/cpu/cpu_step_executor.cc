@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 
 #include "policy/cpu/gate_math.h"
+#include "policy/gemm.h"
 
 #include <algorithm>
 #include <cmath>

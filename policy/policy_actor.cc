@@ -1,0 +1,122 @@
+#include "policy/policy_actor.h"
+
+#include "core/error.h"
+#include "policy/canonical_weights.h"
+#include "policy/cpu/cpu_step_executor.h"
+#include "policy/distributions.h"
+
+namespace recur::policy {
+
+PolicyActor::PolicyActor(const PolicySpec& spec, int slots)
+    : spec_(spec),
+      slots_(slots),
+      normalizer_(spec.obs_dim),
+      actor_head_(spec.actor_head_spec()),
+      critic_head_(spec.critic_head_spec()) {
+  spec.validate();
+  RECUR_CHECK_ARG(slots >= 1, "PolicyActor needs at least one slot, got {}", slots);
+  const auto b = static_cast<size_t>(slots);
+  for (int c = 0; c < (spec.shared_core ? 1 : 2); ++c) {
+    Tower& t = c == 0 ? actor_ : critic_;
+    if (!spec.encoder.empty()) {
+      t.encoder = std::make_unique<Mlp>(spec.encoder_spec());
+      t.encoder->reserve(slots);
+    }
+    t.core = std::make_unique<CpuStepExecutor>(spec.core_spec(), slots);
+    t.features.assign(b * spec.feature_dim(), 0.0f);
+    t.h.assign(b * spec.hidden, 0.0f);
+  }
+  actor_head_.reserve(slots);
+  critic_head_.reserve(slots);
+  log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
+  nobs_.assign(b * spec.obs_dim, 0.0f);
+  head_out_.assign(b * spec.action_dim, 0.0f);
+
+}
+
+void PolicyActor::load(const TensorMap& tensors) {
+  normalizer_.load_tensors(tensors, "obs_norm.");
+  for (int c = 0; c < (spec_.shared_core ? 1 : 2); ++c) {
+    Tower& t = c == 0 ? actor_ : critic_;
+    const std::string p = c == 0 ? "" : "critic_";
+    if (t.encoder) t.encoder->load_tensors(tensors, p + "encoder.");
+    t.core->load(CanonicalWeights::from_tensors(spec_.core_spec(), tensors, p + "core."));
+  }
+  actor_head_.load_tensors(tensors, "actor.");
+  critic_head_.load_tensors(tensors, "critic.");
+  if (spec_.action_kind == ActionKind::kContinuous) {
+    const auto it = tensors.find("actor.log_std");
+    RECUR_CHECK(it != tensors.end() && it->second.data.size() == log_std_.size(),
+                "tensor 'actor.log_std' is missing or not of shape [{}]", spec_.action_dim);
+    log_std_ = it->second.data;
+  }
+}
+
+void PolicyActor::run_tower(Tower& t, std::span<const uint8_t> episode_start) {
+  if (t.encoder) {
+    t.encoder->forward(slots_, nobs_, t.features);
+    t.core->step(t.features, episode_start, t.h);
+  } else {
+    t.core->step(nobs_, episode_start, t.h);
+  }
+}
+
+void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episode_start,
+                      Rng& rng, bool deterministic, std::span<float> actions,
+                      std::span<float> log_probs, std::span<float> values) {
+  const auto b = static_cast<size_t>(slots_);
+  RECUR_CHECK_ARG(obs.size() == b * spec_.obs_dim, "act: obs has {} floats, expected {} x {}",
+                  obs.size(), slots_, spec_.obs_dim);
+  RECUR_CHECK_ARG(actions.size() == b * (spec_.action_kind == ActionKind::kDiscrete
+                                             ? 1
+                                             : static_cast<size_t>(spec_.action_dim)) &&
+                      log_probs.size() == b && values.size() == b,
+                  "act: output buffers have the wrong sizes for {} slots", slots_);
+  normalizer_.normalize(slots_, obs, nobs_);
+  run_tower(actor_, episode_start);
+  actor_head_.forward(slots_, actor_.h, head_out_);
+  if (spec_.action_kind == ActionKind::kDiscrete) {
+    Categorical dist(slots_, spec_.action_dim, head_out_);
+    deterministic ? dist.mode(actions) : dist.sample(rng, actions);
+    dist.log_prob(actions, log_probs);
+  } else {
+    DiagGaussian dist(slots_, spec_.action_dim, head_out_, log_std_);
+    deterministic ? dist.mode(actions) : dist.sample(rng, actions);
+    dist.log_prob(actions, log_probs);
+  }
+  if (spec_.shared_core) {
+    critic_head_.forward(slots_, actor_.h, values);
+  } else {
+    run_tower(critic_, episode_start);
+    critic_head_.forward(slots_, critic_.h, values);
+  }
+}
+
+void PolicyActor::get_states(std::span<float> out) const {
+  const auto s = static_cast<size_t>(spec_.state_size());
+  const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
+  RECUR_CHECK_ARG(out.size() == s * slots_, "get_states: {} floats, expected {}", out.size(),
+                  s * slots_);
+  for (int b = 0; b < slots_; ++b) {
+    actor_.core->get_state(b, out.subspan(b * s, cs));
+    if (!spec_.shared_core) critic_.core->get_state(b, out.subspan(b * s + cs, cs));
+  }
+}
+
+void PolicyActor::set_states(std::span<const float> states) {
+  const auto s = static_cast<size_t>(spec_.state_size());
+  const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
+  RECUR_CHECK_ARG(states.size() == s * slots_, "set_states: {} floats, expected {}",
+                  states.size(), s * slots_);
+  for (int b = 0; b < slots_; ++b) {
+    actor_.core->set_state(b, states.subspan(b * s, cs));
+    if (!spec_.shared_core) critic_.core->set_state(b, states.subspan(b * s + cs, cs));
+  }
+}
+
+void PolicyActor::reset(int slot) {
+  actor_.core->reset(slot);
+  if (!spec_.shared_core) critic_.core->reset(slot);
+}
+
+}  // namespace recur::policy

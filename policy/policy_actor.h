@@ -1,0 +1,63 @@
+// The policy on the actor's side: B env slots stepped one timestep at a time through the step
+// executor, recurrent state resident inside. act() = normalize -> encoder -> core step -> heads
+// -> action (sampled or deterministic), its log-prob and the value. Buffers sized at
+// construction: acting allocates nothing.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/rng.h"
+#include "policy/executor.h"
+#include "policy/mlp.h"
+#include "policy/obs_normalizer.h"
+#include "policy/policy_spec.h"
+
+namespace recur::policy {
+
+class PolicyActor {
+ public:
+  PolicyActor(const PolicySpec& spec, int slots);
+  const PolicySpec& spec() const { return spec_; }
+  int slots() const { return slots_; }
+
+  // Takes every parameter (and the normalizer statistics) from tensors named as init_policy
+  // names them; throws recur::Error naming a missing or misshapen tensor.
+  void load(const TensorMap& tensors);
+
+  // obs (B, obs_dim) raw; episode_start (B): 1 = the slot's state is zeroed before this step.
+  // Writes actions (B, action_dim) (a Discrete action as its index), log_probs (B), values (B).
+  void act(std::span<const float> obs, std::span<const uint8_t> episode_start, Rng& rng,
+           bool deterministic, std::span<float> actions, std::span<float> log_probs,
+           std::span<float> values);
+
+  // The normalized observations of the last act() (B, obs_dim): what the learner replays.
+  std::span<const float> normalized_obs() const { return nobs_; }
+  ObsNormalizer& normalizer() { return normalizer_; }
+
+  // Recurrent state of all slots (B, spec.state_size()): actor core, then critic core if
+  // separate. The actor loop saves it at the start of every unroll.
+  void get_states(std::span<float> out) const;
+  void set_states(std::span<const float> states);
+  void reset(int slot);
+
+ private:
+  struct Tower {
+    std::unique_ptr<Mlp> encoder;  // null when the spec has no encoder
+    std::unique_ptr<StepExecutor> core;
+    std::vector<float> features, h;  // (B, feature_dim), (B, H)
+  };
+  // Runs obs -> h for one tower.
+  void run_tower(Tower& t, std::span<const uint8_t> episode_start);
+
+  PolicySpec spec_;
+  int slots_;
+  ObsNormalizer normalizer_;
+  Tower actor_, critic_;  // critic_ used only with separate cores
+  Mlp actor_head_, critic_head_;
+  std::vector<float> log_std_;
+  std::vector<float> nobs_, head_out_;  // (B, obs_dim), (B, action_dim)
+};
+
+}  // namespace recur::policy

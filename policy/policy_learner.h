@@ -1,0 +1,71 @@
+// The policy on the learner's side: whole (T, B) trajectories through the sequence executor.
+// evaluate() gives the log-probs of the taken actions, the entropies and the values, from the
+// stored initial recurrent states and with the episode-start resets; backward() takes the
+// gradients of any scalar loss w.r.t. those three (T, B) outputs and accumulates the gradients
+// of every parameter. The learner never sees a layout: parameter_groups() exposes flat
+// (values, gradients) pairs for an elementwise optimizer, and to_tensors() the canonical form.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "policy/executor.h"
+#include "policy/mlp.h"
+#include "policy/policy_spec.h"
+
+namespace recur::policy {
+
+struct ParamGroup {
+  std::string name;          // "encoder", "core", "actor", "actor.log_std", "critic", ...
+  std::span<float> values;   // in the owner's layout
+  std::span<float> grads;    // same layout and length
+};
+
+class PolicyLearner {
+ public:
+  explicit PolicyLearner(const PolicySpec& spec);
+  const PolicySpec& spec() const { return spec_; }
+
+  // Parameters from tensors named as init_policy names them (obs_norm.* is ignored here: the
+  // learner is given normalized observations).
+  void load(const TensorMap& tensors);
+  // Current parameters, canonical names (without obs_norm.*).
+  TensorMap to_tensors() const;
+
+  // obs (T, B, obs_dim) normalized; actions (T, B, action_dim or 1); episode_start (T, B);
+  // initial_state (B, spec.state_size()). Outputs (T, B) each.
+  void evaluate(int T, int B, std::span<const float> obs, std::span<const float> actions,
+                std::span<const uint8_t> episode_start, std::span<const float> initial_state,
+                std::span<float> log_probs, std::span<float> entropies, std::span<float> values);
+
+  // Gradients of the loss w.r.t. the last evaluate's outputs, (T, B) each; accumulates.
+  void backward(std::span<const float> d_log_probs, std::span<const float> d_entropies,
+                std::span<const float> d_values);
+
+  void zero_gradients();
+  std::vector<ParamGroup> parameter_groups();
+  // Gradients as canonical tensors (same names as to_tensors()).
+  TensorMap gradient_tensors() const;
+
+ private:
+  struct Tower {
+    std::unique_ptr<Mlp> encoder;
+    std::unique_ptr<SequenceExecutor> core;
+    std::vector<float> features, y, d_features, d_y, state0;
+  };
+  void tower_forward(Tower& t, int T, int B, std::span<const float> obs,
+                     std::span<const uint8_t> episode_start, std::span<const float> state0);
+  void tower_backward(Tower& t);
+
+  PolicySpec spec_;
+  Tower actor_, critic_;
+  Mlp actor_head_, critic_head_;
+  std::vector<float> log_std_, log_std_grad_;
+  // From the last evaluate.
+  int t_ = 0, b_ = 0;
+  std::vector<float> actions_, head_out_, d_head_, d_y_value_;
+};
+
+}  // namespace recur::policy

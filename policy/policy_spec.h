@@ -1,0 +1,61 @@
+// The policy network's shape: observation normalizer -> encoder MLP -> recurrent core -> actor
+// head (categorical logits for a discrete action space; the mean of a diagonal Gaussian with a
+// learned state-independent log-std for a continuous one) and critic head (value). Actor and
+// critic share the core, or each has its own encoder and core (shared_core = false).
+//
+// Parameters travel as one TensorMap with PyTorch-style names:
+//   obs_norm.mean/var/count           encoder.0.weight, encoder.0.bias, encoder.2.weight, ...
+//   core.weight_ih_l0 ... (canonical)  actor.weight, actor.bias, actor.log_std (continuous)
+//   critic.weight, critic.bias         critic_encoder.*, critic_core.* (separate cores only)
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "policy/core_spec.h"
+#include "policy/mlp.h"
+#include "policy/tensor.h"
+
+namespace recur::policy {
+
+enum class ActionKind { kDiscrete, kContinuous };
+
+struct PolicySpec {
+  int obs_dim = 1;
+  ActionKind action_kind = ActionKind::kDiscrete;
+  int action_dim = 2;                // Discrete: n; continuous: d
+  std::vector<int> encoder = {64};   // hidden widths of the encoder MLP (empty: none)
+  Activation activation = Activation::kTanh;
+  CellType cell = CellType::kLstm;
+  int hidden = 64;
+  int layers = 1;
+  float cell_clip = 0;
+  bool shared_core = true;
+  float log_std_init = 0;   // continuous actions: initial log standard deviation
+  float forget_bias = 1;    // LSTM: initial forget-gate bias (sum of b_ih and b_hh)
+  float actor_gain = 0.01f; // orthogonal gain of the actor head (small: near-uniform start)
+  float critic_gain = 1.0f;
+
+  int feature_dim() const { return encoder.empty() ? obs_dim : encoder.back(); }
+  CoreSpec core_spec() const { return {cell, feature_dim(), hidden, layers, cell_clip}; }
+  MlpSpec encoder_spec() const;
+  MlpSpec actor_head_spec() const;
+  MlpSpec critic_head_spec() const;
+  // Recurrent state per env slot: the actor core's, plus the critic core's when separate.
+  int state_size() const;
+  void validate() const;
+
+  // For checkpoint metadata ("policy.hidden" = "64", ...), and back (errors name the key).
+  std::map<std::string, std::string> to_metadata() const;
+  static PolicySpec from_metadata(const std::map<std::string, std::string>& metadata);
+  bool operator==(const PolicySpec&) const = default;
+};
+
+// Fresh parameters for spec: orthogonal MLPs (encoder gain sqrt 2, heads actor_gain and
+// critic_gain), PyTorch-default core with the forget bias, log_std = log_std_init, normalizer at
+// mean 0 / var 1.
+TensorMap init_policy(const PolicySpec& spec, Rng& rng);
+
+}  // namespace recur::policy

@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libeigen3-dev libbox2d-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev libcli11-dev
+  nlohmann-json3-dev
 )
 
 missing=()

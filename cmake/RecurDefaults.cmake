@@ -23,7 +23,8 @@ if(RECUR_NATIVE)
 endif()
 if(RECUR_SANITIZE)
   target_compile_options(recur_defaults INTERFACE
-    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${RECUR_SANITIZE} -fno-omit-frame-pointer>)
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${RECUR_SANITIZE} -fno-sanitize-recover=all
+                              -fno-omit-frame-pointer>)
   target_link_options(recur_defaults INTERFACE -fsanitize=${RECUR_SANITIZE})
 endif()
 if(RECUR_WITH_CUDA)

@@ -31,7 +31,6 @@ PolicyActor::PolicyActor(const PolicySpec& spec, int slots)
   log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
   nobs_.assign(b * spec.obs_dim, 0.0f);
   head_out_.assign(b * spec.action_dim, 0.0f);
-
 }
 
 void PolicyActor::load(const TensorMap& tensors) {
@@ -61,9 +60,9 @@ void PolicyActor::run_tower(Tower& t, std::span<const uint8_t> episode_start) {
   }
 }
 
-void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episode_start,
-                      Rng& rng, bool deterministic, std::span<float> actions,
-                      std::span<float> log_probs, std::span<float> values) {
+void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episode_start, Rng& rng,
+                      bool deterministic, std::span<float> actions, std::span<float> log_probs,
+                      std::span<float> values) {
   const auto b = static_cast<size_t>(slots_);
   RECUR_CHECK_ARG(obs.size() == b * spec_.obs_dim, "act: obs has {} floats, expected {} x {}",
                   obs.size(), slots_, spec_.obs_dim);
@@ -106,8 +105,8 @@ void PolicyActor::get_states(std::span<float> out) const {
 void PolicyActor::set_states(std::span<const float> states) {
   const auto s = static_cast<size_t>(spec_.state_size());
   const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
-  RECUR_CHECK_ARG(states.size() == s * slots_, "set_states: {} floats, expected {}",
-                  states.size(), s * slots_);
+  RECUR_CHECK_ARG(states.size() == s * slots_, "set_states: {} floats, expected {}", states.size(),
+                  s * slots_);
   for (int b = 0; b < slots_; ++b) {
     actor_.core->set_state(b, states.subspan(b * s, cs));
     if (!spec_.shared_core) critic_.core->set_state(b, states.subspan(b * s + cs, cs));

@@ -86,8 +86,7 @@ void PolicyLearner::tower_forward(Tower& t, int T, int B, std::span<const float>
 }
 
 void PolicyLearner::evaluate(int T, int B, std::span<const float> obs,
-                             std::span<const float> actions,
-                             std::span<const uint8_t> episode_start,
+                             std::span<const float> actions, std::span<const uint8_t> episode_start,
                              std::span<const float> initial_state, std::span<float> log_probs,
                              std::span<float> entropies, std::span<float> values) {
   const auto tb = static_cast<size_t>(T) * B;
@@ -138,8 +137,7 @@ void PolicyLearner::tower_backward(Tower& t) {
   }
 }
 
-void PolicyLearner::backward(std::span<const float> d_log_probs,
-                             std::span<const float> d_entropies,
+void PolicyLearner::backward(std::span<const float> d_log_probs, std::span<const float> d_entropies,
                              std::span<const float> d_values) {
   const auto tb = static_cast<size_t>(t_) * b_;
   RECUR_CHECK_ARG(tb > 0, "backward called before evaluate");

@@ -18,9 +18,9 @@
 namespace recur::policy {
 
 struct ParamGroup {
-  std::string name;          // "encoder", "core", "actor", "actor.log_std", "critic", ...
-  std::span<float> values;   // in the owner's layout
-  std::span<float> grads;    // same layout and length
+  std::string name;         // "encoder", "core", "actor", "actor.log_std", "critic", ...
+  std::span<float> values;  // in the owner's layout
+  std::span<float> grads;   // same layout and length
 };
 
 class PolicyLearner {

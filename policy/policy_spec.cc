@@ -69,8 +69,10 @@ std::map<std::string, std::string> PolicySpec::to_metadata() const {
 namespace {
 const std::string& need(const std::map<std::string, std::string>& m, const std::string& key) {
   const auto it = m.find(key);
-  RECUR_CHECK(it != m.end(), "checkpoint metadata has no '{}'; it was not written by recur's "
-              "policy (or by an older format)", key);
+  RECUR_CHECK(it != m.end(),
+              "checkpoint metadata has no '{}'; it was not written by recur's "
+              "policy (or by an older format)",
+              key);
   return it->second;
 }
 float to_float(const std::string& key, const std::string& text) {
@@ -140,9 +142,9 @@ TensorMap init_policy(const PolicySpec& spec, Rng& rng) {
   add(Mlp(spec.actor_head_spec(), rng).to_tensors("actor."));
   add(Mlp(spec.critic_head_spec(), rng).to_tensors("critic."));
   if (spec.action_kind == ActionKind::kContinuous)
-    out["actor.log_std"] = Tensor({spec.action_dim},
-                                  std::vector<float>(static_cast<size_t>(spec.action_dim),
-                                                     spec.log_std_init));
+    out["actor.log_std"] =
+        Tensor({spec.action_dim},
+               std::vector<float>(static_cast<size_t>(spec.action_dim), spec.log_std_init));
   return out;
 }
 

@@ -25,17 +25,17 @@ enum class ActionKind { kDiscrete, kContinuous };
 struct PolicySpec {
   int obs_dim = 1;
   ActionKind action_kind = ActionKind::kDiscrete;
-  int action_dim = 2;                // Discrete: n; continuous: d
-  std::vector<int> encoder = {64};   // hidden widths of the encoder MLP (empty: none)
+  int action_dim = 2;               // Discrete: n; continuous: d
+  std::vector<int> encoder = {64};  // hidden widths of the encoder MLP (empty: none)
   Activation activation = Activation::kTanh;
   CellType cell = CellType::kLstm;
   int hidden = 64;
   int layers = 1;
   float cell_clip = 0;
   bool shared_core = true;
-  float log_std_init = 0;   // continuous actions: initial log standard deviation
-  float forget_bias = 1;    // LSTM: initial forget-gate bias (sum of b_ih and b_hh)
-  float actor_gain = 0.01f; // orthogonal gain of the actor head (small: near-uniform start)
+  float log_std_init = 0;    // continuous actions: initial log standard deviation
+  float forget_bias = 1;     // LSTM: initial forget-gate bias (sum of b_ih and b_hh)
+  float actor_gain = 0.01f;  // orthogonal gain of the actor head (small: near-uniform start)
   float critic_gain = 1.0f;
 
   int feature_dim() const { return encoder.empty() ? obs_dim : encoder.back(); }

@@ -49,7 +49,8 @@ Rollout act_rollout(PolicyActor& actor, recur::Rng& rng, bool deterministic) {
   std::vector<uint8_t> st(static_cast<size_t>(r.B));
   for (int t = 0; t < r.T; ++t) {
     for (auto& o : obs) o = static_cast<float>(rng.uniform(-2, 2));
-    for (int b = 0; b < r.B; ++b) st[static_cast<size_t>(b)] = (t == 3 && b == 1) || (t == 0 && b == 2);
+    for (int b = 0; b < r.B; ++b)
+      st[static_cast<size_t>(b)] = (t == 3 && b == 1) || (t == 0 && b == 2);
     actor.act(obs, st, rng, deterministic, a, lp, v);
     r.nobs.insert(r.nobs.end(), actor.normalized_obs().begin(), actor.normalized_obs().end());
     r.actions.insert(r.actions.end(), a.begin(), a.end());
@@ -186,7 +187,8 @@ TEST_CASE("acting allocates nothing after construction") {
     const size_t adim = kind == ActionKind::kDiscrete ? 1 : 2;
     actor.act(obs, st, rng, false, std::span(a).first(8 * adim), lp, v);
     recur::test::AllocationCounter counter;
-    for (int t = 0; t < 50; ++t) actor.act(obs, st, rng, t % 2, std::span(a).first(8 * adim), lp, v);
+    for (int t = 0; t < 50; ++t)
+      actor.act(obs, st, rng, t % 2, std::span(a).first(8 * adim), lp, v);
     CHECK(counter.count() == 0);
   }
 }

@@ -38,15 +38,19 @@ PolicyCheckpoint validate_policy(Checkpoint checkpoint, const std::string& sourc
   const TensorMap expected = init_policy(out.spec, rng);
   for (const auto& [name, want] : expected) {
     const auto it = checkpoint.tensors.find(name);
-    RECUR_CHECK(it != checkpoint.tensors.end(), "{}: tensor '{}' is missing (the policy in its "
-                "metadata needs it)", source, name);
-    RECUR_CHECK(it->second.shape == want.shape, "{}: tensor '{}' has shape [{}], the policy in "
-                "its metadata needs [{}]", source, name, fmt::join(it->second.shape, ", "),
-                fmt::join(want.shape, ", "));
+    RECUR_CHECK(it != checkpoint.tensors.end(),
+                "{}: tensor '{}' is missing (the policy in its "
+                "metadata needs it)",
+                source, name);
+    RECUR_CHECK(it->second.shape == want.shape,
+                "{}: tensor '{}' has shape [{}], the policy in "
+                "its metadata needs [{}]",
+                source, name, fmt::join(it->second.shape, ", "), fmt::join(want.shape, ", "));
   }
   for (const auto& [name, t] : checkpoint.tensors)
     RECUR_CHECK(expected.count(name) || name.rfind("optim.", 0) == 0,
-                "{}: unexpected tensor '{}' (not part of the policy in its metadata)", source, name);
+                "{}: unexpected tensor '{}' (not part of the policy in its metadata)", source,
+                name);
   out.tensors = std::move(checkpoint.tensors);
   out.metadata = std::move(checkpoint.metadata);
   return out;

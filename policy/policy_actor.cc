@@ -43,12 +43,7 @@ void PolicyActor::load(const TensorMap& tensors) {
   }
   actor_head_.load_tensors(tensors, "actor.");
   critic_head_.load_tensors(tensors, "critic.");
-  if (spec_.action_kind == ActionKind::kContinuous) {
-    const auto it = tensors.find("actor.log_std");
-    RECUR_CHECK(it != tensors.end() && it->second.data.size() == log_std_.size(),
-                "tensor 'actor.log_std' is missing or not of shape [{}]", spec_.action_dim);
-    log_std_ = it->second.data;
-  }
+  if (spec_.action_kind == ActionKind::kContinuous) log_std_ = read_log_std(spec_, tensors);
 }
 
 void PolicyActor::run_tower(Tower& t, std::span<const uint8_t> episode_start) {

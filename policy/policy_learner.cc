@@ -30,43 +30,34 @@ void PolicyLearner::load(const TensorMap& tensors) {
   }
   actor_head_.load_tensors(tensors, "actor.");
   critic_head_.load_tensors(tensors, "critic.");
-  if (spec_.action_kind == ActionKind::kContinuous) {
-    const auto it = tensors.find("actor.log_std");
-    RECUR_CHECK(it != tensors.end() && it->second.data.size() == log_std_.size(),
-                "tensor 'actor.log_std' is missing or not of shape [{}]", spec_.action_dim);
-    log_std_ = it->second.data;
-  }
+  if (spec_.action_kind == ActionKind::kContinuous) log_std_ = read_log_std(spec_, tensors);
 }
 
 TensorMap PolicyLearner::to_tensors() const {
-  TensorMap out;
-  auto add = [&](const TensorMap& m) { out.insert(m.begin(), m.end()); };
-  for (int c = 0; c < (spec_.shared_core ? 1 : 2); ++c) {
-    const Tower& t = c == 0 ? actor_ : critic_;
-    const std::string p = c == 0 ? "" : "critic_";
-    if (t.encoder) add(t.encoder->to_tensors(p + "encoder."));
-    add(t.core->weights().to_tensors(p + "core."));
-  }
-  add(actor_head_.to_tensors("actor."));
-  add(critic_head_.to_tensors("critic."));
-  if (spec_.action_kind == ActionKind::kContinuous)
-    out["actor.log_std"] = Tensor({spec_.action_dim}, log_std_);
-  return out;
+  return collect(false);
 }
 
 TensorMap PolicyLearner::gradient_tensors() const {
+  return collect(true);
+}
+
+// Parameters or their gradients, under the same canonical names.
+TensorMap PolicyLearner::collect(bool gradients) const {
   TensorMap out;
   auto add = [&](const TensorMap& m) { out.insert(m.begin(), m.end()); };
+  auto mlp = [&](const Mlp& m, const std::string& prefix) {
+    add(gradients ? m.gradient_tensors(prefix) : m.to_tensors(prefix));
+  };
   for (int c = 0; c < (spec_.shared_core ? 1 : 2); ++c) {
     const Tower& t = c == 0 ? actor_ : critic_;
     const std::string p = c == 0 ? "" : "critic_";
-    if (t.encoder) add(t.encoder->gradient_tensors(p + "encoder."));
-    add(t.core->gradients().to_tensors(p + "core."));
+    if (t.encoder) mlp(*t.encoder, p + "encoder.");
+    add((gradients ? t.core->gradients() : t.core->weights()).to_tensors(p + "core."));
   }
-  add(actor_head_.gradient_tensors("actor."));
-  add(critic_head_.gradient_tensors("critic."));
+  mlp(actor_head_, "actor.");
+  mlp(critic_head_, "critic.");
   if (spec_.action_kind == ActionKind::kContinuous)
-    out["actor.log_std"] = Tensor({spec_.action_dim}, log_std_grad_);
+    out["actor.log_std"] = Tensor({spec_.action_dim}, gradients ? log_std_grad_ : log_std_);
   return out;
 }
 

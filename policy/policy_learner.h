@@ -58,6 +58,7 @@ class PolicyLearner {
   void tower_forward(Tower& t, int T, int B, std::span<const float> obs,
                      std::span<const uint8_t> episode_start, std::span<const float> state0);
   void tower_backward(Tower& t);
+  TensorMap collect(bool gradients) const;
 
   PolicySpec spec_;
   Tower actor_, critic_;

@@ -148,4 +148,11 @@ TensorMap init_policy(const PolicySpec& spec, Rng& rng) {
   return out;
 }
 
+std::vector<float> read_log_std(const PolicySpec& spec, const TensorMap& tensors) {
+  const auto it = tensors.find("actor.log_std");
+  RECUR_CHECK(it != tensors.end() && it->second.shape == std::vector<int64_t>{spec.action_dim},
+              "tensor 'actor.log_std' is missing or not of shape [{}]", spec.action_dim);
+  return it->second.data;
+}
+
 }  // namespace recur::policy

@@ -58,4 +58,7 @@ struct PolicySpec {
 // mean 0 / var 1.
 TensorMap init_policy(const PolicySpec& spec, Rng& rng);
 
+// The continuous actor's "actor.log_std" (action_dim); recur::Error when missing or misshapen.
+std::vector<float> read_log_std(const PolicySpec& spec, const TensorMap& tensors);
+
 }  // namespace recur::policy

@@ -31,10 +31,15 @@ PolicyActor::PolicyActor(const PolicySpec& spec, int slots)
   log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
   nobs_.assign(b * spec.obs_dim, 0.0f);
   head_out_.assign(b * spec.action_dim, 0.0f);
+  saved_states_.assign(b * spec.state_size(), 0.0f);
 }
 
 void PolicyActor::load(const TensorMap& tensors) {
   normalizer_.load_tensors(tensors, "obs_norm.");
+  load_weights(tensors);
+}
+
+void PolicyActor::load_weights(const TensorMap& tensors) {
   for (int c = 0; c < (spec_.shared_core ? 1 : 2); ++c) {
     Tower& t = c == 0 ? actor_ : critic_;
     const std::string p = c == 0 ? "" : "critic_";
@@ -84,6 +89,20 @@ void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episo
     run_tower(critic_, episode_start);
     critic_head_.forward(slots_, critic_.h, values);
   }
+}
+
+void PolicyActor::peek_values(std::span<const float> obs, std::span<const uint8_t> episode_start,
+                              std::span<float> values) {
+  const auto b = static_cast<size_t>(slots_);
+  RECUR_CHECK_ARG(obs.size() == b * spec_.obs_dim && values.size() == b,
+                  "peek_values: obs must be ({}, {}) and values ({})", slots_, spec_.obs_dim,
+                  slots_);
+  get_states(saved_states_);
+  normalizer_.normalize(slots_, obs, nobs_);
+  Tower& t = spec_.shared_core ? actor_ : critic_;
+  run_tower(t, episode_start);
+  critic_head_.forward(slots_, t.h, values);
+  set_states(saved_states_);
 }
 
 void PolicyActor::get_states(std::span<float> out) const {

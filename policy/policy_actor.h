@@ -25,12 +25,21 @@ class PolicyActor {
   // Takes every parameter (and the normalizer statistics) from tensors named as init_policy
   // names them; throws recur::Error naming a missing or misshapen tensor.
   void load(const TensorMap& tensors);
+  // The network's parameters only (not the normalizer): how the learner publishes new weights.
+  void load_weights(const TensorMap& tensors);
 
   // obs (B, obs_dim) raw; episode_start (B): 1 = the slot's state is zeroed before this step.
   // Writes actions (B, action_dim) (a Discrete action as its index), log_probs (B), values (B).
   void act(std::span<const float> obs, std::span<const uint8_t> episode_start, Rng& rng,
            bool deterministic, std::span<float> actions, std::span<float> log_probs,
            std::span<float> values);
+
+  // Values of obs (B, obs_dim) as the next step would compute them from the current states
+  // (zeroed where episode_start is 1), without changing any state: the bootstrap value of a
+  // truncated episode's final observation, and the value after the last step of an unroll.
+  // Overwrites normalized_obs().
+  void peek_values(std::span<const float> obs, std::span<const uint8_t> episode_start,
+                   std::span<float> values);
 
   // The normalized observations of the last act() (B, obs_dim): what the learner replays.
   std::span<const float> normalized_obs() const { return nobs_; }
@@ -58,6 +67,7 @@ class PolicyActor {
   Mlp actor_head_, critic_head_;
   std::vector<float> log_std_;
   std::vector<float> nobs_, head_out_;  // (B, obs_dim), (B, action_dim)
+  std::vector<float> saved_states_;     // (B, state_size): peek_values' save/restore
 };
 
 }  // namespace recur::policy

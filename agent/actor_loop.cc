@@ -1,0 +1,99 @@
+#include "agent/actor_loop.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace recur::agent {
+
+void RewardNormalizer::update_and_scale(std::span<float> rewards, std::span<const uint8_t> done) {
+  if (!enabled) return;
+  if (running_return.size() != rewards.size()) running_return.assign(rewards.size(), 0.0);
+  // Chan's parallel update of the return statistics with this batch.
+  double bmean = 0, bm2 = 0;
+  const auto n = static_cast<double>(rewards.size());
+  for (size_t i = 0; i < rewards.size(); ++i) {
+    running_return[i] = running_return[i] * gamma + rewards[i];
+    bmean += running_return[i] / n;
+  }
+  for (double r : running_return) bm2 += (r - bmean) * (r - bmean);
+  const double delta = bmean - mean, total = count + n;
+  mean += delta * n / total;
+  var = (var * count + bm2 + delta * delta * count * n / total) / total;
+  count = total;
+  const double scale = 1.0 / std::sqrt(var + 1e-8);
+  for (size_t i = 0; i < rewards.size(); ++i) {
+    rewards[i] = static_cast<float>(std::clamp(rewards[i] * scale, -double{clip}, double{clip}));
+    if (done[i]) running_return[i] = 0;
+  }
+}
+
+ActorLoop::ActorLoop(envs::VectorEnv& venv, policy::PolicyActor& actor, uint64_t seed,
+                     bool normalize_obs)
+    : venv_(venv), actor_(actor), rng_(derive_seed(seed, 0xac7012)), normalize_obs_(normalize_obs) {
+  const auto n = static_cast<size_t>(venv.num_envs());
+  starts_.assign(n, 1);
+  const int adim =
+      actor.spec().action_kind == policy::ActionKind::kDiscrete ? 1 : actor.spec().action_dim;
+  actions_.assign(n * adim, 0.0f);
+  log_probs_.assign(n, 0.0f);
+  values_.assign(n, 0.0f);
+  boot_obs_.assign(n * venv.obs_dim(), 0.0f);
+  boot_values_.assign(n, 0.0f);
+  rewards_.assign(n, 0.0f);
+}
+
+void ActorLoop::collect(int T, Rollout& r,
+                        const std::function<void(const EpisodeEnd&)>& on_episode) {
+  const int N = venv_.num_envs(), O = venv_.obs_dim();
+  const int A = static_cast<int>(actions_.size()) / N;
+  const auto& spec = actor_.spec();
+  if (r.T != T || r.N != N) r.resize(T, N, O, A, spec.state_size());
+  if (!started_) {
+    // The first unroll of a run starts from reset envs and zero states (episode_start = 1).
+    std::fill(starts_.begin(), starts_.end(), 1);
+    started_ = true;
+  }
+  actor_.get_states(r.initial_state);
+  for (int t = 0; t < T; ++t) {
+    const auto tn = static_cast<size_t>(t) * N;
+    const auto obs = venv_.obs();
+    if (normalize_obs_) actor_.normalizer().update(N, obs);
+    actor_.act(obs, starts_, rng_, false, actions_, log_probs_, values_);
+    std::copy(actor_.normalized_obs().begin(), actor_.normalized_obs().end(),
+              r.obs.begin() + tn * O);
+    std::copy(actions_.begin(), actions_.end(), r.actions.begin() + tn * A);
+    std::copy(log_probs_.begin(), log_probs_.end(), r.log_probs.begin() + tn);
+    std::copy(values_.begin(), values_.end(), r.values.begin() + tn);
+    std::copy(starts_.begin(), starts_.end(), r.episode_start.begin() + tn);
+
+    venv_.step(actions_);
+    env_steps_ += N;
+    std::copy(venv_.rewards().begin(), venv_.rewards().end(), rewards_.begin());
+    reward_norm_.update_and_scale(rewards_, venv_.episode_start());
+    std::copy(rewards_.begin(), rewards_.end(), r.rewards.begin() + tn);
+    bool any_truncated = false;
+    for (int i = 0; i < N; ++i) {
+      r.terminated[tn + i] = venv_.terminated()[i];
+      r.truncated[tn + i] = venv_.truncated()[i] && !venv_.terminated()[i];
+      r.bootstrap_values[tn + i] = 0;
+      any_truncated = any_truncated || r.truncated[tn + i];
+      if (venv_.episode_start()[i] && on_episode)
+        on_episode({i, venv_.final_return()[i], venv_.final_length()[i]});
+    }
+    if (any_truncated) {
+      // V(final obs) with each env's state after this step (no reset: the episode goes on in
+      // the value's eyes); rows of other envs are computed and ignored.
+      std::copy(venv_.final_obs().begin(), venv_.final_obs().end(), boot_obs_.begin());
+      std::vector<uint8_t>& no_reset = starts_;  // reused: all zero for the peek
+      std::fill(no_reset.begin(), no_reset.end(), 0);
+      actor_.peek_values(boot_obs_, no_reset, boot_values_);
+      for (int i = 0; i < N; ++i)
+        if (r.truncated[tn + i]) r.bootstrap_values[tn + i] = boot_values_[static_cast<size_t>(i)];
+    }
+    std::copy(venv_.episode_start().begin(), venv_.episode_start().end(), starts_.begin());
+  }
+  // Value after the last step, as the next unroll's first step will see it.
+  actor_.peek_values(venv_.obs(), starts_, r.last_values);
+}
+
+}  // namespace recur::agent

@@ -1,0 +1,57 @@
+// The actor loop: steps the VectorEnv one timestep at a time through the policy's step executor
+// and fills a Rollout. Episode starts reset the policy's slots (the flag goes into the step);
+// at each unroll's start the recurrent state of every env is stored; on truncation the value of
+// the final observation is computed with that env's current state. Finished episodes are
+// reported through a callback (monitor.csv, progress statistics).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "agent/rollout.h"
+#include "core/rng.h"
+#include "envs/vector_env.h"
+#include "policy/policy_actor.h"
+
+namespace recur::agent {
+
+struct EpisodeEnd {
+  int env_index;
+  double episode_return;  // raw (unnormalized) return
+  int length;
+};
+
+struct RewardNormalizer {  // SB3 VecNormalize's reward scaling: r / std(discounted return)
+  bool enabled = false;
+  float gamma = 0.99f, clip = 10.0f;
+  std::vector<double> running_return;  // (N)
+  double mean = 0, var = 1, count = 1e-4;
+  void update_and_scale(std::span<float> rewards, std::span<const uint8_t> done);
+};
+
+class ActorLoop {
+ public:
+  ActorLoop(envs::VectorEnv& venv, policy::PolicyActor& actor, uint64_t seed, bool normalize_obs);
+
+  // Fills `rollout` (resized to T x N) and advances the envs by T steps.
+  void collect(int T, Rollout& rollout, const std::function<void(const EpisodeEnd&)>& on_episode);
+
+  RewardNormalizer& reward_normalizer() { return reward_norm_; }
+  Rng& rng() { return rng_; }
+  int64_t env_steps() const { return env_steps_; }
+  void set_env_steps(int64_t s) { env_steps_ = s; }
+
+ private:
+  envs::VectorEnv& venv_;
+  policy::PolicyActor& actor_;
+  Rng rng_;
+  bool normalize_obs_;
+  RewardNormalizer reward_norm_;
+  int64_t env_steps_ = 0;
+  bool started_ = false;
+  std::vector<uint8_t> starts_;  // (N) episode_start for the next step
+  std::vector<float> actions_, log_probs_, values_, boot_obs_, boot_values_, rewards_;
+};
+
+}  // namespace recur::agent

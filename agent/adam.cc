@@ -1,0 +1,83 @@
+#include "agent/adam.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace recur::agent {
+
+Adam::Adam(const std::vector<policy::ParamGroup>& groups, AdamConfig config) : config_(config) {
+  for (const auto& g : groups) {
+    names_.push_back(g.name);
+    m_.emplace_back(g.values.size(), 0.0f);
+    v_.emplace_back(g.values.size(), 0.0f);
+  }
+}
+
+void Adam::step(const std::vector<policy::ParamGroup>& groups, float lr) {
+  RECUR_ASSERT(groups.size() == m_.size());
+  ++t_;
+  const double bc1 = 1.0 - std::pow(double{config_.beta1}, static_cast<double>(t_));
+  const double bc2 = 1.0 - std::pow(double{config_.beta2}, static_cast<double>(t_));
+  const float step_size = static_cast<float>(lr / bc1);
+  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  for (size_t k = 0; k < groups.size(); ++k) {
+    auto& m = m_[k];
+    auto& v = v_[k];
+    const auto& g = groups[k];
+    RECUR_ASSERT(g.values.size() == m.size() && g.grads.size() == m.size());
+    for (size_t i = 0; i < m.size(); ++i) {
+      const float gi = g.grads[i];
+      m[i] = config_.beta1 * m[i] + (1 - config_.beta1) * gi;
+      v[i] = config_.beta2 * v[i] + (1 - config_.beta2) * gi * gi;
+      // torch.optim.Adam: p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps)
+      g.values[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + config_.eps);
+    }
+  }
+}
+
+policy::TensorMap Adam::to_tensors() const {
+  policy::TensorMap out;
+  for (size_t k = 0; k < names_.size(); ++k) {
+    out["optim.adam.m." + names_[k]] = policy::Tensor({static_cast<int64_t>(m_[k].size())}, m_[k]);
+    out["optim.adam.v." + names_[k]] = policy::Tensor({static_cast<int64_t>(v_[k].size())}, v_[k]);
+  }
+  // The step count as a float tensor (safetensors F32): exact up to 2^24 updates.
+  out["optim.adam.step"] = policy::Tensor({1}, {static_cast<float>(t_)});
+  return out;
+}
+
+void Adam::load_tensors(const policy::TensorMap& tensors) {
+  for (size_t k = 0; k < names_.size(); ++k) {
+    for (auto [prefix, dst] :
+         {std::pair{"optim.adam.m.", &m_[k]}, std::pair{"optim.adam.v.", &v_[k]}}) {
+      const auto it = tensors.find(prefix + names_[k]);
+      RECUR_CHECK(it != tensors.end() && it->second.data.size() == dst->size(),
+                  "optimizer state '{}' is missing or has the wrong size", prefix + names_[k]);
+      *dst = it->second.data;
+    }
+  }
+  const auto it = tensors.find("optim.adam.step");
+  RECUR_CHECK(it != tensors.end() && it->second.data.size() == 1,
+              "optimizer state 'optim.adam.step' is missing");
+  t_ = static_cast<int64_t>(it->second.data[0]);
+}
+
+double global_grad_norm(const std::vector<policy::ParamGroup>& groups) {
+  double sq = 0;
+  for (const auto& g : groups)
+    for (float x : g.grads) sq += double{x} * x;
+  return std::sqrt(sq);
+}
+
+double clip_grad_norm(const std::vector<policy::ParamGroup>& groups, double max_norm) {
+  const double norm = global_grad_norm(groups);
+  if (norm > max_norm && std::isfinite(norm)) {
+    const auto scale = static_cast<float>(max_norm / (norm + 1e-6));
+    for (const auto& g : groups)
+      for (float& x : g.grads) x *= scale;
+  }
+  return norm;
+}
+
+}  // namespace recur::agent

@@ -1,0 +1,52 @@
+// Recurrent PPO's update: GAE over the rollout, then `epochs` passes over minibatches made of
+// WHOLE env sequences (T steps of a subset of the envs, replayed through the sequence executor
+// from their stored initial states with the stored episode-start resets), the clipped surrogate,
+// the (optionally clipped) value loss, the entropy bonus, global grad-norm clipping and Adam.
+// A non-finite loss or gradient skips the minibatch's update with a warning; after
+// max_nonfinite_updates in a row the run aborts. Nothing non-finite reaches the weights.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "agent/adam.h"
+#include "agent/config.h"
+#include "agent/rollout.h"
+#include "core/rng.h"
+#include "policy/policy_learner.h"
+
+namespace recur::agent {
+
+struct UpdateStats {
+  double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
+  double explained_variance = 0, grad_norm = 0, learning_rate = 0;
+  int minibatches = 0, skipped = 0, epochs_run = 0;
+};
+
+class PpoUpdater {
+ public:
+  PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner, uint64_t seed);
+
+  // Computes GAE into the rollout and updates the learner's parameters. progress in [0, 1]
+  // drives the linear learning-rate schedule.
+  UpdateStats update(Rollout& rollout, double progress);
+
+  Adam& optimizer() { return adam_; }
+  Rng& rng() { return rng_; }
+  int consecutive_nonfinite() const { return nonfinite_streak_; }
+  void set_consecutive_nonfinite(int n) { nonfinite_streak_ = n; }
+
+ private:
+  AlgoConfig cfg_;
+  policy::PolicyLearner& learner_;
+  Adam adam_;
+  Rng rng_;
+  int nonfinite_streak_ = 0;
+  // Minibatch buffers, (T, Bm, ...).
+  std::vector<float> obs_, actions_, state0_, old_logp_, old_values_, adv_, ret_;
+  std::vector<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;
+  std::vector<uint8_t> starts_;
+};
+
+}  // namespace recur::agent

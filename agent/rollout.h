@@ -1,0 +1,41 @@
+// One unroll of T steps of N envs, time-major (T, N, ...), with everything the learner needs to
+// replay it exactly: the recurrent state of every env at the unroll's first step, the
+// episode-start flag fed to the policy at every step, and, for truncated episodes, the value of
+// the final observation (computed by the actor with that env's recurrent state).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace recur::agent {
+
+struct Rollout {
+  int T = 0, N = 0, obs_dim = 0, action_dim = 0, state_size = 0;
+  std::vector<float> obs;               // (T, N, obs_dim) normalized, as the policy saw them
+  std::vector<float> actions;           // (T, N, action_dim)
+  std::vector<float> log_probs;         // (T, N)
+  std::vector<float> values;            // (T, N)
+  std::vector<float> rewards;           // (T, N) (normalized when reward normalization is on)
+  std::vector<uint8_t> terminated;      // (T, N)
+  std::vector<uint8_t> truncated;       // (T, N)
+  std::vector<uint8_t> episode_start;   // (T, N) 1 = state zeroed before step t
+  std::vector<float> bootstrap_values;  // (T, N) V(final obs) where truncated, else 0
+  std::vector<float> initial_state;     // (N, state_size) at step 0
+  std::vector<float> last_values;       // (N) V of the observation after step T-1
+  std::vector<float> advantages;        // (T, N) filled by GAE
+  std::vector<float> returns;           // (T, N)
+
+  void resize(int t, int n, int obs_width, int act, int state) {
+    T = t, N = n, obs_dim = obs_width, action_dim = act, state_size = state;
+    const auto tn = static_cast<size_t>(t) * n;
+    obs.assign(tn * obs_width, 0.0f);
+    actions.assign(tn * act, 0.0f);
+    for (auto* v : {&log_probs, &values, &rewards, &bootstrap_values, &advantages, &returns})
+      v->assign(tn, 0.0f);
+    for (auto* v : {&terminated, &truncated, &episode_start}) v->assign(tn, 0);
+    initial_state.assign(static_cast<size_t>(n) * state, 0.0f);
+    last_values.assign(static_cast<size_t>(n), 0.0f);
+  }
+};
+
+}  // namespace recur::agent

@@ -1,0 +1,89 @@
+#include "agent/trainer.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "core/rng.h"
+
+namespace recur::agent {
+
+policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& observation,
+                                    const envs::Space& action) {
+  RECUR_CHECK(!observation.is_discrete() && observation.shape().size() == 1,
+              "observation space {} is not supported: recur's policies take a flat Box",
+              observation.to_string());
+  policy::PolicySpec s;
+  s.obs_dim = observation.flat_size();
+  if (action.is_discrete()) {
+    s.action_kind = policy::ActionKind::kDiscrete;
+    s.action_dim = static_cast<int>(action.n());
+  } else {
+    s.action_kind = policy::ActionKind::kContinuous;
+    s.action_dim = action.flat_size();
+  }
+  s.encoder = c.encoder;
+  s.activation = policy::parse_activation(c.activation);
+  s.cell = policy::parse_cell_type(c.core);
+  s.hidden = c.hidden;
+  s.layers = c.layers;
+  s.cell_clip = c.cell_clip;
+  s.shared_core = c.shared_core;
+  s.log_std_init = c.log_std_init;
+  s.forget_bias = c.forget_bias;
+  s.actor_gain = c.actor_gain;
+  s.critic_gain = c.critic_gain;
+  s.validate();
+  return s;
+}
+
+Trainer::Trainer(const TrainConfig& config) : config_(config) {
+  Options env_options;
+  env_options.values = config.env.options;
+  env_options.source = "env.options";
+  venv_ = std::make_unique<envs::VectorEnv>(config.env.id, config.env.num_envs, env_options,
+                                            config.run.threads);
+  spec_ = make_policy_spec(config.policy, venv_->single_observation_space(),
+                           venv_->single_action_space());
+  Rng init_rng(derive_seed(config.run.seed, 0x1417));
+  const policy::TensorMap params = policy::init_policy(spec_, init_rng);
+  actor_ = std::make_unique<policy::PolicyActor>(spec_, config.env.num_envs);
+  actor_->load(params);
+  learner_ = std::make_unique<policy::PolicyLearner>(spec_);
+  learner_->load(params);
+  venv_->reset(config.run.seed);
+  loop_ = std::make_unique<ActorLoop>(*venv_, *actor_, config.run.seed, config.env.normalize_obs);
+  auto& rn = loop_->reward_normalizer();
+  rn.enabled = config.env.normalize_reward;
+  rn.gamma = config.algo.gamma;
+  rn.clip = config.env.clip_reward;
+  ppo_ = std::make_unique<PpoUpdater>(config.algo, *learner_, config.run.seed);
+}
+
+IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on_episode) {
+  using Clock = std::chrono::steady_clock;
+  IterationStats it;
+  const auto t0 = Clock::now();
+  loop_->collect(config_.algo.rollout_steps, rollout_, [&](const EpisodeEnd& e) {
+    ++it.episodes;
+    if (on_episode) on_episode(e);
+  });
+  const auto t1 = Clock::now();
+  const double progress =
+      static_cast<double>(env_steps()) / static_cast<double>(config_.run.total_env_steps);
+  it.update = ppo_->update(rollout_, progress);
+  actor_->load_weights(learner_->to_tensors());  // publish: learner -> canonical -> actor
+  const auto t2 = Clock::now();
+  it.env_steps = env_steps();
+  it.act_seconds = std::chrono::duration<double>(t1 - t0).count();
+  it.learn_seconds = std::chrono::duration<double>(t2 - t1).count();
+  return it;
+}
+
+policy::TensorMap Trainer::policy_tensors() const {
+  policy::TensorMap t = learner_->to_tensors();
+  const auto norm = actor_->normalizer().to_tensors("obs_norm.");
+  t.insert(norm.begin(), norm.end());
+  return t;
+}
+
+}  // namespace recur::agent

@@ -1,0 +1,58 @@
+// A training job's engine: VectorEnv + PolicyActor (step executor) + ActorLoop on one side,
+// PolicyLearner (sequence executor) + PpoUpdater on the other, and the weight publishing between
+// them (learner -> canonical tensors -> actor) after every update. The job around it (config
+// files, run directory, logs, checkpoints, evaluation schedule) lives in train_job.h.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+
+#include "agent/actor_loop.h"
+#include "agent/config.h"
+#include "agent/ppo.h"
+#include "envs/vector_env.h"
+#include "policy/policy_actor.h"
+#include "policy/policy_learner.h"
+
+namespace recur::agent {
+
+// The policy's shape from the env's spaces and the config (throws recur::Error for a
+// Box observation of rank > 1 or an unsupported action space).
+policy::PolicySpec make_policy_spec(const PolicyConfig& config, const envs::Space& observation,
+                                    const envs::Space& action);
+
+struct IterationStats {
+  UpdateStats update;
+  int64_t env_steps = 0;
+  double act_seconds = 0, learn_seconds = 0;
+  int episodes = 0;  // finished during this iteration
+};
+
+class Trainer {
+ public:
+  explicit Trainer(const TrainConfig& config);
+
+  const TrainConfig& config() const { return config_; }
+  const policy::PolicySpec& spec() const { return spec_; }
+  int64_t env_steps() const { return loop_->env_steps(); }
+  bool done() const { return env_steps() >= config_.run.total_env_steps; }
+
+  // One unroll + one PPO update; on_episode sees every finished episode (raw return).
+  IterationStats iterate(const std::function<void(const EpisodeEnd&)>& on_episode);
+
+  // Everything needed to act and to evaluate: parameters + normalizer statistics.
+  policy::TensorMap policy_tensors() const;
+
+ private:
+  TrainConfig config_;
+  std::unique_ptr<envs::VectorEnv> venv_;
+  policy::PolicySpec spec_;
+  std::unique_ptr<policy::PolicyActor> actor_;
+  std::unique_ptr<policy::PolicyLearner> learner_;
+  std::unique_ptr<ActorLoop> loop_;
+  std::unique_ptr<PpoUpdater> ppo_;
+  Rollout rollout_;
+};
+
+}  // namespace recur::agent

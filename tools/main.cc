@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] { recur::setup_logging(log_level); });
 
   int exit_code = 0;
+  recur::cli::add_train_command(app, exit_code);
+  recur::cli::add_eval_command(app, exit_code);
   recur::cli::add_envs_command(app, exit_code);
   recur::cli::add_env_check_command(app, exit_code);
   recur::cli::add_demo_command(app, exit_code);

@@ -16,9 +16,20 @@ struct EnvConfig {
   int num_envs = 8;
   std::map<std::string, std::string> options;  // env options (max_episode_steps, g, ...)
   bool normalize_obs = true;                   // running mean/var normalization of observations
-  bool normalize_reward = false;               // scale rewards by a running return std (SB3 VecNormalize)
-  float clip_obs = 10.0f;                      // |normalized obs| <= clip_obs
-  float clip_reward = 10.0f;                   // |normalized reward| <= clip_reward
+  bool normalize_reward = false;  // scale rewards by a running return std (SB3 VecNormalize)
+  float clip_obs = 10.0f;         // |normalized obs| <= clip_obs
+  float clip_reward = 10.0f;      // |normalized reward| <= clip_reward
+  // Where `options` came from ("configs/x.yaml:12", "--set", ...), so that the env registry, which
+  // validates them, can name it; empty when they are the defaults. Not part of the config itself:
+  // to_yaml leaves it out and operator== ignores it, so a round trip through a run directory
+  // compares equal.
+  std::string options_source;
+
+  bool operator==(const EnvConfig& o) const {
+    return id == o.id && num_envs == o.num_envs && options == o.options &&
+           normalize_obs == o.normalize_obs && normalize_reward == o.normalize_reward &&
+           clip_obs == o.clip_obs && clip_reward == o.clip_reward;
+  }
 };
 
 struct PolicyConfig {
@@ -27,32 +38,36 @@ struct PolicyConfig {
   std::string core = "lstm";        // lstm | gru | rnn_tanh | rnn_relu
   int hidden = 64;
   int layers = 1;
-  float cell_clip = 0.0f;           // LSTM only; 0 = off
-  bool shared_core = false;         // false: the critic has its own encoder and core
-  float log_std_init = 0.0f;        // continuous actions
-  float forget_bias = 1.0f;         // LSTM initial forget-gate bias
-  float actor_gain = 0.01f;         // orthogonal gain of the actor head
+  float cell_clip = 0.0f;     // LSTM only; 0 = off
+  bool shared_core = false;   // false: the critic has its own encoder and core
+  float log_std_init = 0.0f;  // continuous actions
+  float forget_bias = 1.0f;   // LSTM initial forget-gate bias
+  float actor_gain = 0.01f;   // orthogonal gain of the actor head
   float critic_gain = 1.0f;
+
+  bool operator==(const PolicyConfig&) const = default;
 };
 
 struct AlgoConfig {
   std::string type = "ppo";
-  int rollout_steps = 32;           // T: steps per env per update (unroll length)
+  int rollout_steps = 32;  // T: steps per env per update (unroll length)
   int epochs = 10;
-  int num_minibatches = 4;          // minibatches of whole env sequences (num_envs % this == 0)
+  int num_minibatches = 4;  // minibatches of whole env sequences (num_envs % this == 0)
   float learning_rate = 1e-3f;
   std::string lr_schedule = "linear";  // constant | linear (to 0 at the end of training)
   float gamma = 0.99f;
   float gae_lambda = 0.95f;
   float clip_range = 0.2f;
-  float clip_range_vf = 0.0f;       // 0 = no value clipping
+  float clip_range_vf = 0.0f;  // 0 = no value clipping
   float vf_coef = 0.5f;
   float ent_coef = 0.0f;
   float max_grad_norm = 0.5f;
-  float target_kl = 0.0f;           // 0 = off; else stop the epochs when approx KL exceeds it
+  float target_kl = 0.0f;  // 0 = off; else stop the epochs when approx KL exceeds it
   bool normalize_advantage = true;
   float adam_eps = 1e-5f;
-  int max_nonfinite_updates = 5;    // abort after this many skipped (non-finite) updates in a row
+  int max_nonfinite_updates = 5;  // abort after this many skipped (non-finite) updates in a row
+
+  bool operator==(const AlgoConfig&) const = default;
 };
 
 struct RunConfig {
@@ -64,12 +79,16 @@ struct RunConfig {
   int64_t eval_every = 20000;       // env steps between evaluations (0 = only at the end)
   int eval_episodes = 10;
   int final_eval_episodes = 100;
-  int threads = 1;                  // VectorEnv stepping threads
+  int threads = 1;  // VectorEnv stepping threads
+
+  bool operator==(const RunConfig&) const = default;
 };
 
 struct DeviceConfig {
   std::string actor = "cpu";    // cpu | cuda | auto
   std::string learner = "cpu";  // cpu | cuda | auto
+
+  bool operator==(const DeviceConfig&) const = default;
 };
 
 struct TrainConfig {
@@ -78,6 +97,8 @@ struct TrainConfig {
   AlgoConfig algo;
   RunConfig run;
   DeviceConfig device;
+
+  bool operator==(const TrainConfig&) const = default;
 };
 
 }  // namespace recur::agent

@@ -19,6 +19,17 @@ struct EnvConfig {
   bool normalize_reward = false;  // scale rewards by a running return std (SB3 VecNormalize)
   float clip_obs = 10.0f;         // |normalized obs| <= clip_obs
   float clip_reward = 10.0f;      // |normalized reward| <= clip_reward
+  // Where `options` came from ("configs/x.yaml:12", "--set", ...), so that the env registry, which
+  // validates them, can name it; empty when they are the defaults. Not part of the config itself:
+  // to_yaml leaves it out and operator== ignores it, so a round trip through a run directory
+  // compares equal.
+  std::string options_source;
+
+  bool operator==(const EnvConfig& o) const {
+    return id == o.id && num_envs == o.num_envs && options == o.options &&
+           normalize_obs == o.normalize_obs && normalize_reward == o.normalize_reward &&
+           clip_obs == o.clip_obs && clip_reward == o.clip_reward;
+  }
 };
 
 struct PolicyConfig {
@@ -33,6 +44,8 @@ struct PolicyConfig {
   float forget_bias = 1.0f;   // LSTM initial forget-gate bias
   float actor_gain = 0.01f;   // orthogonal gain of the actor head
   float critic_gain = 1.0f;
+
+  bool operator==(const PolicyConfig&) const = default;
 };
 
 struct AlgoConfig {
@@ -53,6 +66,8 @@ struct AlgoConfig {
   bool normalize_advantage = true;
   float adam_eps = 1e-5f;
   int max_nonfinite_updates = 5;  // abort after this many skipped (non-finite) updates in a row
+
+  bool operator==(const AlgoConfig&) const = default;
 };
 
 struct RunConfig {
@@ -65,11 +80,15 @@ struct RunConfig {
   int eval_episodes = 10;
   int final_eval_episodes = 100;
   int threads = 1;  // VectorEnv stepping threads
+
+  bool operator==(const RunConfig&) const = default;
 };
 
 struct DeviceConfig {
   std::string actor = "cpu";    // cpu | cuda | auto
   std::string learner = "cpu";  // cpu | cuda | auto
+
+  bool operator==(const DeviceConfig&) const = default;
 };
 
 struct TrainConfig {
@@ -78,6 +97,8 @@ struct TrainConfig {
   AlgoConfig algo;
   RunConfig run;
   DeviceConfig device;
+
+  bool operator==(const TrainConfig&) const = default;
 };
 
 }  // namespace recur::agent

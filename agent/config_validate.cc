@@ -1,0 +1,177 @@
+// validate(): every range and combination of a TrainConfig, each with its own message.
+#include <cmath>
+#include <string_view>
+
+#include "agent/config_yaml.h"
+#include "core/error.h"
+#include "core/text.h"
+
+namespace recur::agent {
+namespace {
+
+std::string shown(const std::string& v) {
+  return "'" + v + "'";
+}
+std::string shown(const std::vector<int>& v) {
+  std::vector<std::string> items;
+  for (const int x : v) items.push_back(fmt::format("{}", x));
+  return fmt::format("[{}]", join(items));
+}
+template <class T>
+std::string shown(T v) {
+  return fmt::format("{}", v);
+}
+
+// Builds the messages. Without sources (a config built in code) they name keys and values only.
+class Checker {
+ public:
+  explicit Checker(const ConfigSources* sources) : sources_(sources) {}
+
+  // "cfg.yaml:7: " when the key was set in a file or by --set; nothing otherwise.
+  std::string lead(const std::string& path) const {
+    const std::string* at = find(path);
+    return at ? *at + ": " : "";
+  }
+  // How a second key in a message came to have its value.
+  std::string origin(const std::string& path) const {
+    if (!sources_) return "";
+    const std::string* at = find(path);
+    return at ? " (" + *at + ")" : " (the default)";
+  }
+  std::string default_note(const std::string& path) const {
+    return sources_ && !find(path) ? " (the default)" : "";
+  }
+
+  // One key out of its range: names the key, its value and the allowed range.
+  template <class T>
+  void require(bool ok, const std::string& path, const T& value, std::string_view allowed) const {
+    if (ok) return;
+    throw Error(
+        fmt::format("{}{} = {}{} is out of range: it must be {}. Set it with `{}: ...` in "
+                    "section {} or --set {}=VALUE.",
+                    lead(path), path, shown(value), default_note(path), allowed,
+                    path.substr(path.find('.') + 1), path.substr(0, path.find('.')), path));
+  }
+
+  void require_choice(const std::string& path, const std::string& value,
+                      const std::vector<std::string>& allowed) const {
+    for (const auto& a : allowed)
+      if (a == value) return;
+    std::string hint;
+    if (const auto m = closest_matches(value, allowed, 1); !m.empty())
+      hint = fmt::format(" Did you mean '{}'?", m.front());
+    throw Error(fmt::format("{}{} = '{}'{} is not allowed: it must be one of {}.{}", lead(path),
+                            path, value, default_note(path), join(allowed), hint));
+  }
+
+ private:
+  const std::string* find(const std::string& path) const {
+    if (!sources_) return nullptr;
+    const auto it = sources_->find(path);
+    return it == sources_->end() ? nullptr : &it->second;
+  }
+  const ConfigSources* sources_;
+};
+
+void check_env(const Checker& c, const EnvConfig& e) {
+  c.require(!e.id.empty(), "env.id", e.id, "an env id (`recur envs` lists them)");
+  c.require(e.num_envs >= 1, "env.num_envs", e.num_envs, ">= 1");
+  c.require(e.clip_obs > 0, "env.clip_obs", e.clip_obs, "> 0");
+  c.require(e.clip_reward > 0, "env.clip_reward", e.clip_reward, "> 0");
+}
+
+void check_policy(const Checker& c, const PolicyConfig& p) {
+  for (const int width : p.encoder)
+    c.require(width >= 1, "policy.encoder", p.encoder, "a list of widths >= 1 ([] for none)");
+  c.require_choice("policy.activation", p.activation, {"tanh", "relu"});
+  c.require_choice("policy.core", p.core, {"lstm", "gru", "rnn_tanh", "rnn_relu"});
+  c.require(p.hidden >= 1, "policy.hidden", p.hidden, ">= 1");
+  c.require(p.layers >= 1 && p.layers <= 16, "policy.layers", p.layers, "in [1, 16]");
+  c.require(p.cell_clip >= 0, "policy.cell_clip", p.cell_clip, ">= 0 (0 = off)");
+  RECUR_CHECK(p.cell_clip == 0 || p.core == "lstm",
+              "{}policy.cell_clip = {}{} clips LSTM cell states, but policy.core = '{}'{} has no "
+              "cell state. Set policy.cell_clip to 0 or policy.core to lstm.",
+              c.lead("policy.cell_clip"), p.cell_clip, c.default_note("policy.cell_clip"), p.core,
+              c.origin("policy.core"));
+  c.require(std::isfinite(p.log_std_init), "policy.log_std_init", p.log_std_init, "finite");
+  c.require(std::isfinite(p.forget_bias), "policy.forget_bias", p.forget_bias, "finite");
+  c.require(p.actor_gain >= 0 && std::isfinite(p.actor_gain), "policy.actor_gain", p.actor_gain,
+            ">= 0");
+  c.require(p.critic_gain >= 0 && std::isfinite(p.critic_gain), "policy.critic_gain", p.critic_gain,
+            ">= 0");
+}
+
+void check_algo(const Checker& c, const AlgoConfig& a, const EnvConfig& e) {
+  c.require_choice("algo.type", a.type, {"ppo"});
+  c.require(a.rollout_steps >= 1, "algo.rollout_steps", a.rollout_steps, ">= 1");
+  c.require(a.epochs >= 1, "algo.epochs", a.epochs, ">= 1");
+  c.require(a.num_minibatches >= 1, "algo.num_minibatches", a.num_minibatches, ">= 1");
+  if (e.num_envs % a.num_minibatches != 0) {
+    std::vector<std::string> divisors;
+    for (int d = 1; d <= e.num_envs && divisors.size() < 8; ++d)
+      if (e.num_envs % d == 0) divisors.push_back(std::to_string(d));
+    throw Error(fmt::format(
+        "{}env.num_envs = {}{} is not a multiple of algo.num_minibatches = {}{}: each minibatch "
+        "takes whole env sequences, num_envs / num_minibatches of them. Set "
+        "algo.num_minibatches to one of {} or env.num_envs to a multiple of {}.",
+        c.lead("env.num_envs"), e.num_envs, c.default_note("env.num_envs"), a.num_minibatches,
+        c.origin("algo.num_minibatches"), join(divisors), a.num_minibatches));
+  }
+  c.require(a.learning_rate > 0 && std::isfinite(a.learning_rate), "algo.learning_rate",
+            a.learning_rate, "> 0");
+  c.require_choice("algo.lr_schedule", a.lr_schedule, {"constant", "linear"});
+  c.require(a.gamma > 0 && a.gamma <= 1, "algo.gamma", a.gamma, "in (0, 1]");
+  c.require(a.gae_lambda >= 0 && a.gae_lambda <= 1, "algo.gae_lambda", a.gae_lambda, "in [0, 1]");
+  c.require(a.clip_range > 0 && std::isfinite(a.clip_range), "algo.clip_range", a.clip_range,
+            "> 0");
+  c.require(a.clip_range_vf >= 0 && std::isfinite(a.clip_range_vf), "algo.clip_range_vf",
+            a.clip_range_vf, ">= 0 (0 = no value clipping)");
+  c.require(a.vf_coef >= 0 && std::isfinite(a.vf_coef), "algo.vf_coef", a.vf_coef, ">= 0");
+  c.require(a.ent_coef >= 0 && std::isfinite(a.ent_coef), "algo.ent_coef", a.ent_coef, ">= 0");
+  c.require(a.max_grad_norm > 0 && std::isfinite(a.max_grad_norm), "algo.max_grad_norm",
+            a.max_grad_norm, "> 0");
+  c.require(a.target_kl >= 0 && std::isfinite(a.target_kl), "algo.target_kl", a.target_kl,
+            ">= 0 (0 = off)");
+  c.require(a.adam_eps > 0 && std::isfinite(a.adam_eps), "algo.adam_eps", a.adam_eps, "> 0");
+  c.require(a.max_nonfinite_updates >= 1, "algo.max_nonfinite_updates", a.max_nonfinite_updates,
+            ">= 1");
+}
+
+void check_run(const Checker& c, const RunConfig& r, const EnvConfig& e, const AlgoConfig& a) {
+  const int64_t per_update = int64_t{e.num_envs} * a.rollout_steps;
+  RECUR_CHECK(r.total_env_steps >= per_update,
+              "{}run.total_env_steps = {}{} is less than one update: env.num_envs * "
+              "algo.rollout_steps = {} * {} = {} env steps. Set run.total_env_steps to at least "
+              "{}, or lower env.num_envs or algo.rollout_steps.",
+              c.lead("run.total_env_steps"), r.total_env_steps,
+              c.default_note("run.total_env_steps"), e.num_envs, a.rollout_steps, per_update,
+              per_update);
+  c.require(!r.output_dir.empty(), "run.output_dir", r.output_dir, "a directory path");
+  c.require(r.checkpoint_every >= 0, "run.checkpoint_every", r.checkpoint_every,
+            ">= 0 (0 = only latest and best)");
+  c.require(r.eval_every >= 0, "run.eval_every", r.eval_every, ">= 0 (0 = only at the end)");
+  c.require(r.eval_episodes >= 1, "run.eval_episodes", r.eval_episodes, ">= 1");
+  c.require(r.final_eval_episodes >= 1, "run.final_eval_episodes", r.final_eval_episodes, ">= 1");
+  c.require(r.threads >= 1, "run.threads", r.threads, ">= 1");
+}
+
+void check(const Checker& c, const TrainConfig& config) {
+  check_env(c, config.env);
+  check_policy(c, config.policy);
+  check_algo(c, config.algo, config.env);
+  check_run(c, config.run, config.env, config.algo);
+  c.require_choice("device.actor", config.device.actor, {"cpu", "cuda", "auto"});
+  c.require_choice("device.learner", config.device.learner, {"cpu", "cuda", "auto"});
+}
+
+}  // namespace
+
+void validate(const TrainConfig& config, const ConfigSources& sources) {
+  check(Checker(&sources), config);
+}
+
+void validate(const TrainConfig& config) {
+  check(Checker(nullptr), config);
+}
+
+}  // namespace recur::agent

@@ -1,0 +1,511 @@
+#include "agent/config_yaml.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/error.h"
+#include "core/text.h"
+
+namespace recur::agent {
+namespace {
+
+// The key being read and where its value came from, for messages.
+struct Slot {
+  std::string path;     // "algo.gamma"
+  std::string key;      // "gamma"
+  std::string where;    // "cfg.yaml:7" or "--set"
+  std::string example;  // the default, as YAML: a value of the right type to show
+};
+
+std::string flow_text(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "(nothing)";
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  YAML::Emitter out;
+  out.SetSeqFormat(YAML::Flow);
+  out.SetMapFormat(YAML::Flow);
+  out << node;
+  return out.c_str();
+}
+
+[[noreturn]] void wrong_type(const Slot& s, const YAML::Node& node, std::string_view expected,
+                             std::string_view example = "") {
+  std::string_view is = "not";
+  if (!node.IsDefined() || node.IsNull()) is = "empty, not";
+  if (node.IsSequence()) is = "a list, not";
+  if (node.IsMap()) is = "a map, not";
+  if (node.IsScalar() && node.Tag() == "!") is = "quoted text, not";
+  throw Error(fmt::format("{}: {} = {} is {} {}. Write e.g. `{}: {}`{}.", s.where, s.path,
+                          flow_text(node), is, expected, s.key,
+                          example.empty() ? s.example : example,
+                          example.empty() ? " (the default)" : ""));
+}
+
+// A plain (unquoted) scalar's text; quoted text is a string, never a number or a bool.
+const std::string* plain_scalar(const YAML::Node& node) {
+  if (!node.IsScalar() || node.Tag() == "!") return nullptr;
+  return &node.Scalar();
+}
+
+bool parse_int64(std::string_view text, int64_t& out) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, out);
+  if (ec == std::errc() && p == end) return true;
+  // SB3 configs write step counts as 1e5 or 1.0e6: accept a float that is a whole number.
+  double d = 0;
+  auto [q, ec2] = std::from_chars(text.data(), end, d);
+  if (ec2 != std::errc() || q != end || !std::isfinite(d) || std::trunc(d) != d ||
+      std::fabs(d) >= 9.2e18)
+    return false;
+  out = static_cast<int64_t>(d);
+  return true;
+}
+
+void read(const YAML::Node& node, const Slot& s, int64_t& out) {
+  const std::string* text = plain_scalar(node);
+  if (!text || !parse_int64(*text, out)) wrong_type(s, node, "an integer");
+}
+
+void read(const YAML::Node& node, const Slot& s, int& out) {
+  int64_t wide = 0;
+  read(node, s, wide);
+  RECUR_CHECK(wide >= std::numeric_limits<int>::min() && wide <= std::numeric_limits<int>::max(),
+              "{}: {} = {} does not fit in a 32-bit integer (at most {}). Use a smaller value.",
+              s.where, s.path, wide, std::numeric_limits<int>::max());
+  out = static_cast<int>(wide);
+}
+
+void read(const YAML::Node& node, const Slot& s, uint64_t& out) {
+  const std::string* text = plain_scalar(node);
+  int64_t wide = -1;
+  if (text) {
+    const char* end = text->data() + text->size();
+    auto [p, ec] = std::from_chars(text->data(), end, out);
+    if (ec == std::errc() && p == end) return;
+    if (parse_int64(*text, wide) && wide >= 0) {
+      out = static_cast<uint64_t>(wide);
+      return;
+    }
+  }
+  wrong_type(s, node, "a non-negative integer");
+}
+
+void read(const YAML::Node& node, const Slot& s, float& out) {
+  const std::string* text = plain_scalar(node);
+  if (!text) wrong_type(s, node, "a number");
+  std::string_view t = *text;
+  if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+  const char* end = t.data() + t.size();
+  auto [p, ec] = std::from_chars(t.data(), end, out);
+  RECUR_CHECK(ec != std::errc::result_out_of_range,
+              "{}: {} = {} is out of the range of a float (about 3.4e38). Use a smaller value.",
+              s.where, s.path, *text);
+  if (ec != std::errc() || p != end || !std::isfinite(out)) {
+    wrong_type(s, node, "a finite number");
+  }
+}
+
+void read(const YAML::Node& node, const Slot& s, bool& out) {
+  const std::string* text = plain_scalar(node);
+  if (text && (*text == "true" || *text == "True" || *text == "TRUE")) {
+    out = true;
+  } else if (text && (*text == "false" || *text == "False" || *text == "FALSE")) {
+    out = false;
+  } else {
+    wrong_type(s, node, "true or false");
+  }
+}
+
+void read(const YAML::Node& node, const Slot& s, std::string& out) {
+  if (!node.IsScalar()) wrong_type(s, node, "a string");
+  out = node.Scalar();
+}
+
+void read(const YAML::Node& node, const Slot& s, std::vector<int>& out) {
+  if (!node.IsSequence()) wrong_type(s, node, "a list of integers");
+  std::vector<int> values;
+  for (size_t i = 0; i < node.size(); ++i) {
+    int64_t v = 0;
+    const std::string* text = plain_scalar(node[i]);
+    if (!text || !parse_int64(*text, v) || v < std::numeric_limits<int>::min() ||
+        v > std::numeric_limits<int>::max()) {
+      throw Error(
+          fmt::format("{}: {} = {}: element {} ({}) is not an integer. Write e.g. `{}: "
+                      "[64, 64]` ([] for none).",
+                      s.where, s.path, flow_text(node), i + 1, flow_text(node[i]), s.key));
+    }
+    values.push_back(static_cast<int>(v));
+  }
+  out = std::move(values);
+}
+
+// env.options: a free map of scalars, kept as text for the env registry to parse.
+void read(const YAML::Node& node, const Slot& s, std::map<std::string, std::string>& out) {
+  if (node.IsNull()) {
+    out.clear();
+    return;
+  }
+  if (!node.IsMap()) wrong_type(s, node, "a map of option: value", "{max_episode_steps: 200}");
+  std::map<std::string, std::string> values;
+  for (const auto& kv : node) {
+    const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : flow_text(kv.first);
+    RECUR_CHECK(kv.first.IsScalar() && kv.second.IsScalar(),
+                "{}: {}.{} = {}: env options take single values (numbers, words, true/false), "
+                "not lists, maps or nothing. Write e.g. `{}: 9.81`.",
+                s.where, s.path, name, flow_text(kv.second), name);
+    RECUR_CHECK(!values.contains(name), "{}: env option '{}' is given twice in {}. Keep one.",
+                s.where, name, s.path);
+    values[name] = kv.second.Scalar();
+  }
+  out = std::move(values);
+}
+
+// ---- Writing values as YAML text that reads back exactly. ----
+
+// Plain when YAML reads it back as the same text; double-quoted otherwise.
+std::string yaml_text(const std::string& v) {
+  const bool plain =
+      !v.empty() &&
+      (std::isalnum(static_cast<unsigned char>(v[0])) || v[0] == '_' || v[0] == '.' ||
+       v[0] == '/') &&
+      v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+/-") ==
+          std::string::npos &&
+      v != "null" && v != "Null" && v != "NULL";
+  if (plain) return v;
+  std::string out = "\"";
+  for (const char c : v) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+std::string yaml_text(int v) {
+  return fmt::format("{}", v);
+}
+std::string yaml_text(int64_t v) {
+  return fmt::format("{}", v);
+}
+std::string yaml_text(uint64_t v) {
+  return fmt::format("{}", v);
+}
+std::string yaml_text(bool v) {
+  return v ? "true" : "false";
+}
+std::string yaml_text(float v) {
+  // fmt's shortest representation reads back to the same float; ".0" keeps it looking like one.
+  std::string out = fmt::format("{}", v);
+  if (out.find_first_of(".eEn") == std::string::npos) out += ".0";
+  return out;
+}
+std::string yaml_text(const std::vector<int>& v) {
+  std::vector<std::string> items;
+  for (const int x : v) items.push_back(yaml_text(x));
+  return fmt::format("[{}]", join(items));
+}
+std::string yaml_text(const std::map<std::string, std::string>& v) {
+  std::vector<std::string> items;
+  for (const auto& [k, x] : v) items.push_back(yaml_text(k) + ": " + yaml_text(x));
+  return fmt::format("{{{}}}", join(items));
+}
+
+// ---- The table of sections and keys: reading, writing and the lists in messages. ----
+
+struct Field {
+  std::string key;
+  std::function<void(TrainConfig&, const YAML::Node&, const Slot&)> read;
+  std::function<std::string(const TrainConfig&)> write;
+};
+
+struct Section {
+  std::string name;
+  std::vector<Field> fields;
+
+  const Field* find(const std::string& key) const {
+    for (const auto& f : fields)
+      if (f.key == key) return &f;
+    return nullptr;
+  }
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& f : fields) out.push_back(f.key);
+    return out;
+  }
+};
+
+template <class S, class T>
+Field field(const char* key, S TrainConfig::*section, T S::*member) {
+  const std::string example = yaml_text(TrainConfig{}.*section.*member);
+  return {key,
+          [section, member, example](TrainConfig& c, const YAML::Node& n, const Slot& s) {
+            Slot with_example = s;
+            with_example.example = example;
+            read(n, with_example, c.*section.*member);
+          },
+          [section, member](const TrainConfig& c) { return yaml_text(c.*section.*member); }};
+}
+
+// Keys in struct order (agent/config.h); to_yaml writes them in this order.
+const std::vector<Section>& sections() {
+  using T = TrainConfig;
+  using E = EnvConfig;
+  using P = PolicyConfig;
+  using A = AlgoConfig;
+  using R = RunConfig;
+  using D = DeviceConfig;
+  static const std::vector<Section> table = {
+      {"env",
+       {field("id", &T::env, &E::id), field("num_envs", &T::env, &E::num_envs),
+        field("options", &T::env, &E::options), field("normalize_obs", &T::env, &E::normalize_obs),
+        field("normalize_reward", &T::env, &E::normalize_reward),
+        field("clip_obs", &T::env, &E::clip_obs), field("clip_reward", &T::env, &E::clip_reward)}},
+      {"policy",
+       {field("encoder", &T::policy, &P::encoder), field("activation", &T::policy, &P::activation),
+        field("core", &T::policy, &P::core), field("hidden", &T::policy, &P::hidden),
+        field("layers", &T::policy, &P::layers), field("cell_clip", &T::policy, &P::cell_clip),
+        field("shared_core", &T::policy, &P::shared_core),
+        field("log_std_init", &T::policy, &P::log_std_init),
+        field("forget_bias", &T::policy, &P::forget_bias),
+        field("actor_gain", &T::policy, &P::actor_gain),
+        field("critic_gain", &T::policy, &P::critic_gain)}},
+      {"algo",
+       {field("type", &T::algo, &A::type), field("rollout_steps", &T::algo, &A::rollout_steps),
+        field("epochs", &T::algo, &A::epochs),
+        field("num_minibatches", &T::algo, &A::num_minibatches),
+        field("learning_rate", &T::algo, &A::learning_rate),
+        field("lr_schedule", &T::algo, &A::lr_schedule), field("gamma", &T::algo, &A::gamma),
+        field("gae_lambda", &T::algo, &A::gae_lambda),
+        field("clip_range", &T::algo, &A::clip_range),
+        field("clip_range_vf", &T::algo, &A::clip_range_vf),
+        field("vf_coef", &T::algo, &A::vf_coef), field("ent_coef", &T::algo, &A::ent_coef),
+        field("max_grad_norm", &T::algo, &A::max_grad_norm),
+        field("target_kl", &T::algo, &A::target_kl),
+        field("normalize_advantage", &T::algo, &A::normalize_advantage),
+        field("adam_eps", &T::algo, &A::adam_eps),
+        field("max_nonfinite_updates", &T::algo, &A::max_nonfinite_updates)}},
+      {"run",
+       {field("total_env_steps", &T::run, &R::total_env_steps), field("seed", &T::run, &R::seed),
+        field("output_dir", &T::run, &R::output_dir), field("name", &T::run, &R::name),
+        field("checkpoint_every", &T::run, &R::checkpoint_every),
+        field("eval_every", &T::run, &R::eval_every),
+        field("eval_episodes", &T::run, &R::eval_episodes),
+        field("final_eval_episodes", &T::run, &R::final_eval_episodes),
+        field("threads", &T::run, &R::threads)}},
+      {"device",
+       {field("actor", &T::device, &D::actor), field("learner", &T::device, &D::learner)}},
+  };
+  return table;
+}
+
+std::vector<std::string> section_names() {
+  std::vector<std::string> out;
+  for (const auto& s : sections()) out.push_back(s.name);
+  return out;
+}
+
+const Section* find_section(const std::string& name) {
+  for (const auto& s : sections())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// "section.key" of another section that has `key`, for "did you mean" across sections.
+std::string home_of(const std::string& key) {
+  for (const auto& s : sections())
+    if (s.find(key)) return s.name + "." + key;
+  return "";
+}
+
+[[noreturn]] void unknown_section(const std::string& where, const std::string& name) {
+  const std::vector<std::string> names = section_names();
+  std::string hint;
+  if (const std::string home = home_of(name); !home.empty()) {
+    hint = fmt::format(" '{}' is a key of section {}: did you mean '{}'?", name,
+                       home.substr(0, home.find('.')), home);
+  } else if (const auto m = closest_matches(name, names, 1); !m.empty()) {
+    hint = fmt::format(" Did you mean '{}'?", m.front());
+  }
+  throw Error(
+      fmt::format("{}: unknown section '{}'.{} Sections: {} (docs/CONFIG.md lists each key).",
+                  where, name, hint, join(names)));
+}
+
+[[noreturn]] void unknown_key(const std::string& where, const Section& section,
+                              const std::string& key) {
+  const std::vector<std::string> keys = section.keys();
+  std::string hint;
+  if (const auto m = closest_matches(key, keys, 1); !m.empty()) {
+    hint = fmt::format(" Did you mean '{}.{}'?", section.name, m.front());
+  } else if (const std::string home = home_of(key); !home.empty()) {
+    hint = fmt::format(" Did you mean '{}'?", home);
+  }
+  throw Error(fmt::format("{}: unknown key '{}.{}'.{} Keys in section {}: {} (docs/CONFIG.md).",
+                          where, section.name, key, hint, section.name, join(keys)));
+}
+
+std::string location(const std::string& file, const YAML::Mark& mark) {
+  return mark.is_null() ? file : fmt::format("{}:{}", file, mark.line + 1);
+}
+
+void apply_section(const Section& section, const YAML::Node& node, const std::string& file,
+                   const std::string& where, TrainConfig& config, ConfigSources& sources) {
+  if (node.IsNull()) return;  // a section whose keys are all commented out
+  RECUR_CHECK(node.IsMap(),
+              "{}: section '{}' is {}, but a section holds `key: value` lines indented under "
+              "`{}:`. Keys of {}: {}.",
+              where, section.name, flow_text(node), section.name, section.name,
+              join(section.keys()));
+  for (const auto& kv : node) {
+    const std::string at = location(file, kv.first.Mark());
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : flow_text(kv.first);
+    const Field* f = section.find(key);
+    if (!f) unknown_key(at, section, key);
+    const std::string path = section.name + "." + key;
+    RECUR_CHECK(!sources.contains(path), "{}: key '{}' is given twice (also at {}). Keep one.", at,
+                path, sources[path]);
+    f->read(config, kv.second, Slot{path, key, at, ""});
+    sources[path] = at;
+    if (path == "env.options") {
+      config.env.options_source = at;
+      for (const auto& opt : kv.second)
+        sources[path + "." + opt.first.Scalar()] = location(file, opt.first.Mark());
+    }
+  }
+}
+
+void apply_document(const YAML::Node& root, const std::string& file, TrainConfig& config,
+                    ConfigSources& sources) {
+  if (root.IsNull()) return;  // an empty file: all defaults
+  RECUR_CHECK(root.IsMap(),
+              "{}: the top level is {}, but a config is a map of sections ({}), each with "
+              "`key: value` lines indented under it, e.g.\nalgo:\n  learning_rate: 3e-4",
+              location(file, root.Mark()), flow_text(root), join(section_names()));
+  for (const auto& kv : root) {
+    const std::string at = location(file, kv.first.Mark());
+    const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : flow_text(kv.first);
+    const Section* section = find_section(name);
+    if (!section) unknown_section(at, name);
+    RECUR_CHECK(!sources.contains(name),
+                "{}: section '{}' is given twice (also at {}). Merge them into one.", at, name,
+                sources[name]);
+    sources[name] = at;
+    apply_section(*section, kv.second, file, at, config, sources);
+  }
+}
+
+void apply_override(const std::string& arg, TrainConfig& config, ConfigSources& sources) {
+  const std::string where = "--set";
+  const auto eq = arg.find('=');
+  RECUR_CHECK(eq != std::string::npos,
+              "--set '{}' has no '='. Write --set section.key=value, e.g. --set "
+              "algo.learning_rate=3e-4 or --set policy.encoder=[64,64].",
+              arg);
+  std::string path = arg.substr(0, eq);
+  path.erase(0, path.find_first_not_of(' '));
+  path.erase(path.find_last_not_of(' ') + 1);
+  const std::string value = arg.substr(eq + 1);
+  const auto dot = path.find('.');
+  RECUR_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < path.size(),
+              "--set '{}': '{}' is not a section.key path. Write --set section.key=value with a "
+              "section among {}, e.g. --set env.num_envs=16.",
+              arg, path, join(section_names()));
+  const std::string section_name = path.substr(0, dot);
+  const std::string key = path.substr(dot + 1);
+  const Section* section = find_section(section_name);
+  if (!section) unknown_section(where, section_name);
+
+  YAML::Node node;
+  if (value.find_first_not_of(' ') == std::string::npos) {
+    node = YAML::Node(std::string());  // `--set run.name=`: the empty string
+  } else {
+    try {
+      node = YAML::Load(value);
+    } catch (const YAML::Exception& e) {
+      throw Error(fmt::format(
+          "--set '{}': the value '{}' is not valid YAML ({}). Write a single value (3e-4, relu, "
+          "true) or a flow list ([64, 64]); quote the whole argument for the shell.",
+          arg, value, e.msg));
+    }
+  }
+
+  // One env option: env.options.NAME=VALUE adds or replaces that option only.
+  if (section_name == "env" && key.rfind("options.", 0) == 0 && key.size() > 8) {
+    const std::string name = key.substr(8);
+    RECUR_CHECK(node.IsScalar(),
+                "--set '{}': env option '{}' = {} must be a single value (a number, word or "
+                "true/false), not a list or map.",
+                arg, name, flow_text(node));
+    config.env.options[name] = node.Scalar();
+    sources[path] = where;
+    const std::string& old = config.env.options_source;
+    if (old.empty() || old == where) {
+      config.env.options_source = where;
+    } else if (old.find(where) == std::string::npos) {
+      config.env.options_source = old + " and " + where;
+    }
+    return;
+  }
+  const Field* f = section->find(key);
+  if (!f) unknown_key(where, *section, key);
+  f->read(config, node, Slot{path, key, where, ""});
+  sources[path] = where;
+  if (path == "env.options") config.env.options_source = where;
+}
+
+}  // namespace
+
+TrainConfig load_config(const std::filesystem::path& file,
+                        const std::vector<std::string>& overrides) {
+  const std::string name = file.string();
+  std::error_code ec;
+  RECUR_CHECK(std::filesystem::is_regular_file(file, ec),
+              "config file '{}' {}. Give the path of a YAML config, e.g. configs/cartpole.yaml.",
+              name, std::filesystem::exists(file, ec) ? "is not a file" : "does not exist");
+  std::ifstream in(file, std::ios::binary);
+  RECUR_CHECK(in.good(), "config file '{}' cannot be read. Check its permissions.", name);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+
+  YAML::Node root;
+  try {
+    root = YAML::Load(buffer.str());
+  } catch (const YAML::Exception& e) {
+    const std::string at =
+        e.mark.is_null() ? name : fmt::format("{}:{}:{}", name, e.mark.line + 1, e.mark.column + 1);
+    throw Error(fmt::format(
+        "{}: YAML syntax error: {}. Fix the YAML near that line (indentation, a space after "
+        "each ':', closed brackets and quotes).",
+        at, e.msg));
+  }
+
+  TrainConfig config;
+  ConfigSources sources;
+  apply_document(root, name, config, sources);
+  for (const auto& o : overrides) apply_override(o, config, sources);
+  validate(config, sources);
+  return config;
+}
+
+std::string to_yaml(const TrainConfig& config) {
+  std::string out =
+      "# recur resolved config: every key, defaults included (docs/CONFIG.md describes each).\n";
+  for (const auto& section : sections()) {
+    out += section.name + ":\n";
+    for (const auto& f : section.fields) out += "  " + f.key + ": " + f.write(config) + "\n";
+  }
+  return out;
+}
+
+}  // namespace recur::agent

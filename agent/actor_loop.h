@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <vector>
+#include "policy/aligned.h"
 
 #include "agent/rollout.h"
 #include "core/rng.h"
@@ -51,7 +52,7 @@ class ActorLoop {
   int64_t env_steps_ = 0;
   bool started_ = false;
   std::vector<uint8_t> starts_;  // (N) episode_start for the next step
-  std::vector<float> actions_, log_probs_, values_, boot_obs_, boot_values_, rewards_;
+  policy::AlignedVector<float> actions_, log_probs_, values_, boot_obs_, boot_values_, rewards_;
 };
 
 }  // namespace recur::agent

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+#include "policy/aligned.h"
 
 #include "agent/adam.h"
 #include "agent/config.h"
@@ -44,8 +45,8 @@ class PpoUpdater {
   Rng rng_;
   int nonfinite_streak_ = 0;
   // Minibatch buffers, (T, Bm, ...).
-  std::vector<float> obs_, actions_, state0_, old_logp_, old_values_, adv_, ret_;
-  std::vector<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;
+  policy::AlignedVector<float> obs_, actions_, state0_, old_logp_, old_values_, adv_, ret_;
+  policy::AlignedVector<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;
   std::vector<uint8_t> starts_;
 };
 

@@ -6,24 +6,25 @@
 
 #include <cstdint>
 #include <vector>
+#include "policy/aligned.h"
 
 namespace recur::agent {
 
 struct Rollout {
   int T = 0, N = 0, obs_dim = 0, action_dim = 0, state_size = 0;
-  std::vector<float> obs;               // (T, N, obs_dim) normalized, as the policy saw them
-  std::vector<float> actions;           // (T, N, action_dim)
-  std::vector<float> log_probs;         // (T, N)
-  std::vector<float> values;            // (T, N)
-  std::vector<float> rewards;           // (T, N) (normalized when reward normalization is on)
-  std::vector<uint8_t> terminated;      // (T, N)
-  std::vector<uint8_t> truncated;       // (T, N)
-  std::vector<uint8_t> episode_start;   // (T, N) 1 = state zeroed before step t
-  std::vector<float> bootstrap_values;  // (T, N) V(final obs) where truncated, else 0
-  std::vector<float> initial_state;     // (N, state_size) at step 0
-  std::vector<float> last_values;       // (N) V of the observation after step T-1
-  std::vector<float> advantages;        // (T, N) filled by GAE
-  std::vector<float> returns;           // (T, N)
+  policy::AlignedVector<float> obs;        // (T, N, obs_dim) normalized, as the policy saw them
+  policy::AlignedVector<float> actions;    // (T, N, action_dim)
+  policy::AlignedVector<float> log_probs;  // (T, N)
+  policy::AlignedVector<float> values;     // (T, N)
+  policy::AlignedVector<float> rewards;    // (T, N) (normalized when reward normalization is on)
+  std::vector<uint8_t> terminated;         // (T, N)
+  std::vector<uint8_t> truncated;          // (T, N)
+  std::vector<uint8_t> episode_start;      // (T, N) 1 = state zeroed before step t
+  policy::AlignedVector<float> bootstrap_values;  // (T, N) V(final obs) where truncated, else 0
+  policy::AlignedVector<float> initial_state;     // (N, state_size) at step 0
+  policy::AlignedVector<float> last_values;       // (N) V of the observation after step T-1
+  policy::AlignedVector<float> advantages;        // (T, N) filled by GAE
+  policy::AlignedVector<float> returns;           // (T, N)
 
   void resize(int t, int n, int obs_width, int act, int state) {
     T = t, N = n, obs_dim = obs_width, action_dim = act, state_size = state;

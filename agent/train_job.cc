@@ -17,10 +17,10 @@ namespace recur::agent {
 namespace {
 
 const std::vector<std::string> kProgressColumns = {
-    "env_steps",    "time_s",     "fps",         "episodes",       "return_mean",
-    "return_min",   "return_max", "length_mean", "policy_loss",    "value_loss",
-    "entropy",      "approx_kl",  "clip_fraction", "explained_variance", "learning_rate",
-    "grad_norm",    "skipped_updates", "act_time_s", "learn_time_s"};
+    "env_steps",  "time_s",          "fps",           "episodes",           "return_mean",
+    "return_min", "return_max",      "length_mean",   "policy_loss",        "value_loss",
+    "entropy",    "approx_kl",       "clip_fraction", "explained_variance", "learning_rate",
+    "grad_norm",  "skipped_updates", "act_time_s",    "learn_time_s"};
 const std::vector<std::string> kEvalColumns = {"env_steps", "return_mean", "return_std",
                                                "length_mean", "episodes"};
 constexpr size_t kReturnWindow = 100;  // episodes in the progress statistics (as SB3)
@@ -110,8 +110,8 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                  u.learning_rate, u.grad_norm, static_cast<int64_t>(u.skipped), it.act_seconds,
                  it.learn_seconds);
     if (elapsed - last_print >= 2.0 || trainer.done()) {
-      spdlog::info("{}", progress_line({it.env_steps, config.run.total_env_steps, fps, rmean,
-                                        elapsed}));
+      spdlog::info("{}",
+                   progress_line({it.env_steps, config.run.total_env_steps, fps, rmean, elapsed}));
       last_print = elapsed;
     }
     if (next_eval > 0 && it.env_steps >= next_eval && !trainer.done()) {

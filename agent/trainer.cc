@@ -39,7 +39,8 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& ob
 Trainer::Trainer(const TrainConfig& config) : config_(config) {
   Options env_options;
   env_options.values = config.env.options;
-  env_options.source = "env.options";
+  env_options.source =
+      config.env.options_source.empty() ? "env.options" : config.env.options_source;
   venv_ = std::make_unique<envs::VectorEnv>(config.env.id, config.env.num_envs, env_options,
                                             config.run.threads);
   spec_ = make_policy_spec(config.policy, venv_->single_observation_space(),

@@ -248,7 +248,7 @@ std::string Mlp::bias_name(const std::string& prefix, int k) const {
   return prefix + std::to_string(2 * k) + ".bias";
 }
 
-TensorMap Mlp::export_buffer(const std::vector<float>& buffer, const std::string& prefix) const {
+TensorMap Mlp::export_buffer(const AlignedVector<float>& buffer, const std::string& prefix) const {
   TensorMap out;
   for (int k = 0; k < num_layers(); ++k) {
     const int in = spec_.widths[static_cast<size_t>(k)];

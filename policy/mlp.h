@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "policy/aligned.h"
 #include "policy/tensor.h"
 
 namespace recur::policy {
@@ -136,21 +137,22 @@ class Mlp {
 
  private:
   size_t weight_offset(int k) const { return offsets_[static_cast<size_t>(k)]; }
-  TensorMap export_buffer(const std::vector<float>& buffer, const std::string& prefix) const;
+  TensorMap export_buffer(const AlignedVector<float>& buffer, const std::string& prefix) const;
   std::string weight_name(const std::string& prefix, int k) const;
   std::string bias_name(const std::string& prefix, int k) const;
   bool activated(int k) const { return k + 1 < num_layers() || spec_.activate_output; }
 
   MlpSpec spec_;
   std::vector<size_t> offsets_;  // layer k's weight starts at params_[offsets_[k]]
-  std::vector<float> params_, grads_;
+  AlignedVector<float> params_, grads_;
 
   // Workspace, max_batch_ rows each.
   int max_batch_ = 0;
-  int last_n_ = -1;                       // rows of the last forward; -1: none yet
-  std::vector<float> input_;              // (n, input)
-  std::vector<std::vector<float>> outs_;  // layer k's output after its activation (n, widths[k+1])
-  std::vector<float> grad_a_, grad_b_;    // (n, max width): ping-pong for backward
+  int last_n_ = -1;             // rows of the last forward; -1: none yet
+  AlignedVector<float> input_;  // (n, input)
+  std::vector<AlignedVector<float>>
+      outs_;                              // layer k's output after its activation (n, widths[k+1])
+  AlignedVector<float> grad_a_, grad_b_;  // (n, max width): ping-pong for backward
 };
 
 }  // namespace recur::policy

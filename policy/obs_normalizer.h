@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/aligned.h"
 #include "policy/tensor.h"
 
 namespace recur::policy {
@@ -65,7 +66,7 @@ class ObsNormalizer {
   double count_;
   std::vector<double> mean_, var_;             // (dim): the running statistics
   std::vector<double> batch_mean_, batch_m2_;  // (dim): update()'s workspace
-  std::vector<float> mean_f_, std_f_;          // (dim): what normalize() uses
+  AlignedVector<float> mean_f_, std_f_;        // (dim): what normalize() uses
 };
 
 }  // namespace recur::policy

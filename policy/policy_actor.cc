@@ -48,7 +48,10 @@ void PolicyActor::load_weights(const TensorMap& tensors) {
   }
   actor_head_.load_tensors(tensors, "actor.");
   critic_head_.load_tensors(tensors, "critic.");
-  if (spec_.action_kind == ActionKind::kContinuous) log_std_ = read_log_std(spec_, tensors);
+  if (spec_.action_kind == ActionKind::kContinuous) {
+    const auto ls = read_log_std(spec_, tensors);
+    log_std_.assign(ls.begin(), ls.end());
+  }
 }
 
 void PolicyActor::run_tower(Tower& t, std::span<const uint8_t> episode_start) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "policy/aligned.h"
 #include "policy/executor.h"
 #include "policy/mlp.h"
 #include "policy/obs_normalizer.h"
@@ -55,7 +56,7 @@ class PolicyActor {
   struct Tower {
     std::unique_ptr<Mlp> encoder;  // null when the spec has no encoder
     std::unique_ptr<StepExecutor> core;
-    std::vector<float> features, h;  // (B, feature_dim), (B, H)
+    AlignedVector<float> features, h;  // (B, feature_dim), (B, H)
   };
   // Runs obs -> h for one tower.
   void run_tower(Tower& t, std::span<const uint8_t> episode_start);
@@ -65,9 +66,9 @@ class PolicyActor {
   ObsNormalizer normalizer_;
   Tower actor_, critic_;  // critic_ used only with separate cores
   Mlp actor_head_, critic_head_;
-  std::vector<float> log_std_;
-  std::vector<float> nobs_, head_out_;  // (B, obs_dim), (B, action_dim)
-  std::vector<float> saved_states_;     // (B, state_size): peek_values' save/restore
+  AlignedVector<float> log_std_;
+  AlignedVector<float> nobs_, head_out_;  // (B, obs_dim), (B, action_dim)
+  AlignedVector<float> saved_states_;     // (B, state_size): peek_values' save/restore
 };
 
 }  // namespace recur::policy

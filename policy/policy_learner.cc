@@ -30,7 +30,10 @@ void PolicyLearner::load(const TensorMap& tensors) {
   }
   actor_head_.load_tensors(tensors, "actor.");
   critic_head_.load_tensors(tensors, "critic.");
-  if (spec_.action_kind == ActionKind::kContinuous) log_std_ = read_log_std(spec_, tensors);
+  if (spec_.action_kind == ActionKind::kContinuous) {
+    const auto ls = read_log_std(spec_, tensors);
+    log_std_.assign(ls.begin(), ls.end());
+  }
 }
 
 TensorMap PolicyLearner::to_tensors() const {
@@ -56,8 +59,10 @@ TensorMap PolicyLearner::collect(bool gradients) const {
   }
   mlp(actor_head_, "actor.");
   mlp(critic_head_, "critic.");
-  if (spec_.action_kind == ActionKind::kContinuous)
-    out["actor.log_std"] = Tensor({spec_.action_dim}, gradients ? log_std_grad_ : log_std_);
+  if (spec_.action_kind == ActionKind::kContinuous) {
+    const auto& v = gradients ? log_std_grad_ : log_std_;
+    out["actor.log_std"] = Tensor({spec_.action_dim}, std::vector<float>(v.begin(), v.end()));
+  }
   return out;
 }
 
@@ -146,7 +151,7 @@ void PolicyLearner::backward(std::span<const float> d_log_probs, std::span<const
   actor_.d_y.resize(tb * spec_.hidden);
   actor_head_.backward(d_head_, actor_.d_y);
   Tower& value_tower = spec_.shared_core ? actor_ : critic_;
-  std::vector<float>& dy_value = spec_.shared_core ? d_y_value_ : critic_.d_y;
+  AlignedVector<float>& dy_value = spec_.shared_core ? d_y_value_ : critic_.d_y;
   dy_value.resize(tb * spec_.hidden);
   critic_head_.backward(d_values, dy_value);
   if (spec_.shared_core) {

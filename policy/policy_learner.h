@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/aligned.h"
 #include "policy/executor.h"
 #include "policy/mlp.h"
 #include "policy/policy_spec.h"
@@ -53,7 +54,7 @@ class PolicyLearner {
   struct Tower {
     std::unique_ptr<Mlp> encoder;
     std::unique_ptr<SequenceExecutor> core;
-    std::vector<float> features, y, d_features, d_y, state0;
+    AlignedVector<float> features, y, d_features, d_y, state0;
   };
   void tower_forward(Tower& t, int T, int B, std::span<const float> obs,
                      std::span<const uint8_t> episode_start, std::span<const float> state0);
@@ -63,10 +64,10 @@ class PolicyLearner {
   PolicySpec spec_;
   Tower actor_, critic_;
   Mlp actor_head_, critic_head_;
-  std::vector<float> log_std_, log_std_grad_;
+  AlignedVector<float> log_std_, log_std_grad_;
   // From the last evaluate.
   int t_ = 0, b_ = 0;
-  std::vector<float> actions_, head_out_, d_head_, d_y_value_;
+  AlignedVector<float> actions_, head_out_, d_head_, d_y_value_;
 };
 
 }  // namespace recur::policy

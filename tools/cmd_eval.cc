@@ -25,15 +25,19 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("target", args->target, "A run directory (its best, else latest checkpoint) or "
-                  "a checkpoint file")->required();
-  cmd->add_option("--episodes", args->episodes, "Episodes")->check(CLI::Range(1, 1 << 24))
+  cmd->add_option("target", args->target,
+                  "A run directory (its best, else latest checkpoint) or "
+                  "a checkpoint file")
+      ->required();
+  cmd->add_option("--episodes", args->episodes, "Episodes")
+      ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
   cmd->add_flag("--deterministic", args->deterministic, "Take the most likely action");
   cmd->add_option("--env", args->env, "Env id (default: the one the policy was trained on)");
   cmd->add_option("--seed", args->seed, "Seed of the evaluation envs")->capture_default_str();
   cmd->add_option("--num-envs", args->num_envs, "Envs run in parallel")
-      ->check(CLI::Range(1, 1 << 12))->capture_default_str();
+      ->check(CLI::Range(1, 1 << 12))
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->callback([args, &exit_code] {
     std::filesystem::path path = args->target;
@@ -42,14 +46,15 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       const auto latest = path / "checkpoints" / "latest.safetensors";
       RECUR_CHECK(std::filesystem::exists(best) || std::filesystem::exists(latest),
                   "{} has no checkpoints/best.safetensors or checkpoints/latest.safetensors; "
-                  "pass a run directory of `recur train` or a checkpoint file", path.string());
+                  "pass a run directory of `recur train` or a checkpoint file",
+                  path.string());
       path = std::filesystem::exists(best) ? best : latest;
     }
     const policy::PolicyCheckpoint ckpt = policy::load_policy(path);
     agent::EvalConfig cfg;
     const auto env_it = ckpt.metadata.find(agent::kMetaEnvId);
-    cfg.env_id = !args->env.empty() ? args->env
-                                    : (env_it != ckpt.metadata.end() ? env_it->second : "");
+    cfg.env_id =
+        !args->env.empty() ? args->env : (env_it != ckpt.metadata.end() ? env_it->second : "");
     RECUR_CHECK(!cfg.env_id.empty(), "{} does not record its env; pass --env ID", path.string());
     if (args->env.empty() || (env_it != ckpt.metadata.end() && args->env == env_it->second)) {
       const auto opt_it = ckpt.metadata.find(agent::kMetaEnvOptions);
@@ -70,11 +75,12 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     cfg.deterministic = args->deterministic;
     const auto r = agent::evaluate_policy(ckpt.spec, ckpt.tensors, cfg);
     if (args->json) {
-      fmt::print("{{\"checkpoint\": \"{}\", \"env_id\": \"{}\", \"episodes\": {}, "
-                 "\"deterministic\": {}, \"return_mean\": {}, \"return_std\": {}, "
-                 "\"length_mean\": {}}}\n",
-                 path.string(), cfg.env_id, r.returns.size(), args->deterministic,
-                 r.mean_return(), r.std_return(), r.mean_length());
+      fmt::print(
+          "{{\"checkpoint\": \"{}\", \"env_id\": \"{}\", \"episodes\": {}, "
+          "\"deterministic\": {}, \"return_mean\": {}, \"return_std\": {}, "
+          "\"length_mean\": {}}}\n",
+          path.string(), cfg.env_id, r.returns.size(), args->deterministic, r.mean_return(),
+          r.std_return(), r.mean_length());
     } else {
       fmt::print("{} on {} ({} episodes, {}): return {:.2f} +- {:.2f}, length {:.1f}\n",
                  path.string(), cfg.env_id, r.returns.size(),

@@ -15,7 +15,9 @@
 namespace recur::cli {
 namespace {
 std::atomic<bool> g_stop{false};
-extern "C" void on_sigint(int) { g_stop = true; }
+extern "C" void on_sigint(int) {
+  g_stop = true;
+}
 }  // namespace
 
 void add_train_command(CLI::App& app, int& exit_code) {
@@ -44,9 +46,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
       exit_code = 0;
       return;
     }
-    const std::string name =
-        config.run.name.empty() ? std::filesystem::path(args->config).stem().string()
-                                : config.run.name;
+    const std::string name = config.run.name.empty()
+                                 ? std::filesystem::path(args->config).stem().string()
+                                 : config.run.name;
     g_stop = false;
     std::signal(SIGINT, on_sigint);
     const auto result = agent::run_train_job(config, yaml, name, &g_stop);
@@ -56,10 +58,11 @@ void add_train_command(CLI::App& app, int& exit_code) {
                  result.run_dir.string());
     } else {
       const auto& e = result.final_eval;
-      fmt::print("final evaluation on {} ({} episodes, deterministic): return {:.2f} +- {:.2f}, "
-                 "length {:.1f}\n{} env steps in {:.1f} s; run directory {}\n",
-                 config.env.id, e.returns.size(), e.mean_return(), e.std_return(),
-                 e.mean_length(), result.env_steps, result.seconds, result.run_dir.string());
+      fmt::print(
+          "final evaluation on {} ({} episodes, deterministic): return {:.2f} +- {:.2f}, "
+          "length {:.1f}\n{} env steps in {:.1f} s; run directory {}\n",
+          config.env.id, e.returns.size(), e.mean_return(), e.std_return(), e.mean_length(),
+          result.env_steps, result.seconds, result.run_dir.string());
     }
     exit_code = 0;
   });

@@ -31,7 +31,7 @@ class CpuSequenceExecutor final : public SequenceExecutor {
 // Flattens canonical weights into / reads them back from the engine layout (shared with tests).
 template <typename S>
 void canonical_to_engine(const CanonicalWeights& w, SequenceEngine<S>& engine,
-                         std::vector<S>& flat) {
+                         AlignedVector<S>& flat) {
   for (int k = 0; k < w.spec.layers; ++k) {
     const auto& l = w.layers[static_cast<size_t>(k)];
     const auto& o = engine.offsets(k);
@@ -43,7 +43,8 @@ void canonical_to_engine(const CanonicalWeights& w, SequenceEngine<S>& engine,
 }
 
 template <typename S>
-CanonicalWeights engine_to_canonical(const SequenceEngine<S>& engine, const std::vector<S>& flat) {
+CanonicalWeights engine_to_canonical(const SequenceEngine<S>& engine,
+                                     const AlignedVector<S>& flat) {
   CanonicalWeights w = CanonicalWeights::zeros(engine.spec());
   for (int k = 0; k < w.spec.layers; ++k) {
     auto& l = w.layers[static_cast<size_t>(k)];

@@ -53,8 +53,8 @@ void CpuStepExecutor::load_impl(const CanonicalWeights& weights) {
         l.w[static_cast<size_t>(in + i) * C + col_h] =
             src.weight_hh[static_cast<size_t>(r) * H + i];
     }
-    l.bias_ih = src.bias_ih;
-    l.bias_hh = src.bias_hh;
+    l.bias_ih.assign(src.bias_ih.begin(), src.bias_ih.end());
+    l.bias_hh.assign(src.bias_hh.begin(), src.bias_hh.end());
     for (int r = 0; r < G * H; ++r) {
       if (gru && r >= 2 * H) {
         l.bias[static_cast<size_t>(r)] = src.bias_ih[static_cast<size_t>(r)];
@@ -84,8 +84,8 @@ CanonicalWeights CpuStepExecutor::weights_impl() const {
         dst.weight_hh[static_cast<size_t>(r) * H + i] =
             l.w[static_cast<size_t>(in + i) * C + col_h];
     }
-    dst.bias_ih = l.bias_ih;
-    dst.bias_hh = l.bias_hh;
+    dst.bias_ih.assign(l.bias_ih.begin(), l.bias_ih.end());
+    dst.bias_hh.assign(l.bias_hh.begin(), l.bias_hh.end());
   }
   return w;
 }

@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "policy/aligned.h"
 #include "policy/executor.h"
 
 namespace recur::policy {
@@ -35,15 +36,15 @@ class CpuStepExecutor final : public StepExecutor {
   int columns() const;  // C
 
   struct Layer {
-    std::vector<float> w;        // (in_k + H, C) row-major
-    std::vector<float> bias;     // (C) pre-summed biases used by the step
-    std::vector<float> bias_ih;  // (G*H) as loaded
-    std::vector<float> bias_hh;  // (G*H) as loaded
+    AlignedVector<float> w;        // (in_k + H, C) row-major
+    AlignedVector<float> bias;     // (C) pre-summed biases used by the step
+    AlignedVector<float> bias_ih;  // (G*H) as loaded
+    AlignedVector<float> bias_hh;  // (G*H) as loaded
   };
   std::vector<Layer> layers_;
-  std::vector<float> h_, c_;  // (L, B, H) state
-  std::vector<float> xh_;     // (B, max_in + H) workspace: the GEMM's left operand
-  std::vector<float> gates_;  // (B, C) workspace
+  AlignedVector<float> h_, c_;  // (L, B, H) state
+  AlignedVector<float> xh_;     // (B, max_in + H) workspace: the GEMM's left operand
+  AlignedVector<float> gates_;  // (B, C) workspace
 };
 
 }  // namespace recur::policy

@@ -25,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "policy/aligned.h"
 #include "policy/core_spec.h"
 #include "policy/cpu/gate_math.h"
 
@@ -60,10 +61,10 @@ class SequenceEngine {
   }
 
   const CoreSpec& spec() const { return spec_; }
-  std::vector<S>& params() { return params_; }
-  const std::vector<S>& params() const { return params_; }
-  std::vector<S>& grads() { return grads_; }
-  const std::vector<S>& grads() const { return grads_; }
+  AlignedVector<S>& params() { return params_; }
+  const AlignedVector<S>& params() const { return params_; }
+  AlignedVector<S>& grads() { return grads_; }
+  const AlignedVector<S>& grads() const { return grads_; }
   struct Offsets {
     size_t w_ih, w_hh, b_ih, b_hh;
   };
@@ -226,11 +227,11 @@ class SequenceEngine {
 
  private:
   struct Layer {
-    std::vector<S> input;             // (T*B, in)
-    std::vector<S> gates;             // (T*B, G*H): pre-activations, then activations in place
-    std::vector<S> h, h_prev;         // (T*B, H) output and effective previous h
-    std::vector<S> c, c_prev, c_raw;  // LSTM: (T*B, H) clipped c, effective previous c, unclipped
-    std::vector<S> hn;                // GRU: (T*B, H) R_n h_prev + b_Rn
+    AlignedVector<S> input;             // (T*B, in)
+    AlignedVector<S> gates;             // (T*B, G*H): pre-activations, then activations in place
+    AlignedVector<S> h, h_prev;         // (T*B, H) output and effective previous h
+    AlignedVector<S> c, c_prev, c_raw;  // LSTM: (T*B, H) clipped c, effective previous c, unclipped
+    AlignedVector<S> hn;                // GRU: (T*B, H) R_n h_prev + b_Rn
   };
 
   // One step for B rows at rows [row0, row0 + B) of the layer's buffers: gates holds the input
@@ -343,12 +344,12 @@ class SequenceEngine {
 
   CoreSpec spec_;
   std::vector<Offsets> offsets_;
-  std::vector<S> params_, grads_;
+  AlignedVector<S> params_, grads_;
   std::vector<Layer> layers_;
   std::vector<uint8_t> starts_;
   int t_ = 0, b_ = 0;
   // Workspaces (grow to the largest (T, B) seen, then reused).
-  std::vector<S> a_h_, da_x_, da_h_, dh_next_, dc_next_, dh_prev_, dc_prev_, dh_out_, din_;
+  AlignedVector<S> a_h_, da_x_, da_h_, dh_next_, dc_next_, dh_prev_, dc_prev_, dh_out_, din_;
 };
 
 }  // namespace recur::policy

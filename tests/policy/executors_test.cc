@@ -178,7 +178,7 @@ TEST_CASE("BPTT gradients equal central finite differences in double precision")
         eng.forward(p.T, p.B, x.data(), p.starts.data(), s0.data(), y.data(), nullptr);
         std::fill(eng.grads().begin(), eng.grads().end(), 0.0);
         eng.backward(dy.data(), dx.data(), ds.data());
-        const std::vector<double> grads = eng.grads();
+        const std::vector<double> grads(eng.grads().begin(), eng.grads().end());
 
         // Central differences, eps 1e-6: truncation error ~1e-12 and rounding ~1e-10 relative to
         // the loss, far below the 1e-6 tolerance; a wrong term gives errors of order 1.

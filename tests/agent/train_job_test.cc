@@ -1,0 +1,125 @@
+// Training jobs end to end on small budgets: determinism of the logs, real learning on
+// CartPole (a smoke test, kept under a few seconds), and evaluation of the saved checkpoint.
+#include "agent/train_job.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "agent/config_yaml.h"
+#include "policy/policy_checkpoint.h"
+
+using namespace recur;
+
+namespace {
+agent::TrainConfig small_config(const std::string& dir) {
+  agent::TrainConfig c;
+  c.env.id = "CartPole-v1";
+  c.env.num_envs = 4;
+  c.env.normalize_reward = true;
+  c.policy.encoder = {16};
+  c.policy.hidden = 16;
+  c.algo.rollout_steps = 16;
+  c.algo.epochs = 4;
+  c.algo.num_minibatches = 2;
+  c.run.total_env_steps = 2048;
+  c.run.eval_every = 1024;
+  c.run.eval_episodes = 2;
+  c.run.final_eval_episodes = 3;
+  c.run.output_dir = dir;
+  return c;
+}
+
+// progress.csv without its timing columns (time_s, fps, act_time_s, learn_time_s).
+std::vector<std::string> progress_without_timing(const std::filesystem::path& run) {
+  std::ifstream in(run / "progress.csv");
+  std::vector<std::string> rows;
+  std::string line;
+  std::vector<size_t> skip;
+  bool header = true;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    if (header) {
+      for (size_t i = 0; i < cells.size(); ++i)
+        if (cells[i] == "time_s" || cells[i] == "fps" || cells[i] == "act_time_s" ||
+            cells[i] == "learn_time_s")
+          skip.push_back(i);
+      header = false;
+    }
+    std::string kept;
+    for (size_t i = 0; i < cells.size(); ++i)
+      if (std::find(skip.begin(), skip.end(), i) == skip.end()) kept += cells[i] + ",";
+    rows.push_back(kept);
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("same seed and config give identical progress rows except timing") {
+  const auto dir = std::filesystem::temp_directory_path() / "recur_train_job_test";
+  std::filesystem::remove_all(dir);
+  const auto c = small_config(dir.string());
+  const auto a = agent::run_train_job(c, agent::to_yaml(c), "a", nullptr);
+  const auto b = agent::run_train_job(c, agent::to_yaml(c), "b", nullptr);
+  const auto ra = progress_without_timing(a.run_dir), rb = progress_without_timing(b.run_dir);
+  CHECK(ra.size() == 2048 / 64 + 1);
+  CHECK(ra == rb);
+  for (size_t i = 0; i < std::min(ra.size(), rb.size()); ++i)
+    if (ra[i] != rb[i]) {
+      MESSAGE("first differing row " << i << "\n" << ra[i] << "\n" << rb[i]);
+      break;
+    }
+  CHECK(a.final_eval.returns == b.final_eval.returns);
+  // The run directory holds what users expect.
+  for (const char* f : {"config.yaml", "progress.csv", "monitor.csv", "eval.csv",
+                        "checkpoints/latest.safetensors", "checkpoints/best.safetensors"})
+    CHECK(std::filesystem::exists(a.run_dir / f));
+  CHECK(agent::load_config(a.run_dir / "config.yaml", {}) == c);
+  const auto ckpt = policy::load_policy(a.run_dir / "checkpoints" / "latest.safetensors");
+  CHECK(ckpt.metadata.at(agent::kMetaEnvId) == "CartPole-v1");
+  // A different seed gives a different run.
+  auto c2 = c;
+  c2.run.seed = 1;
+  const auto d = agent::run_train_job(c2, agent::to_yaml(c2), "d", nullptr);
+  CHECK(progress_without_timing(d.run_dir) != ra);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a short training run learns CartPole") {
+  // Smoke test of real learning: a random policy scores about 22 on CartPole-v1; 24k steps of
+  // recurrent PPO reach well above 100 (deterministic evaluation over 10 episodes).
+  const auto dir = std::filesystem::temp_directory_path() / "recur_train_smoke_test";
+  std::filesystem::remove_all(dir);
+  auto c = small_config(dir.string());
+  c.env.num_envs = 8;
+  c.policy.encoder = {32};
+  c.policy.hidden = 32;
+  c.algo.rollout_steps = 32;
+  c.algo.epochs = 10;
+  c.algo.num_minibatches = 1;
+  c.algo.gamma = 0.98f;
+  c.algo.gae_lambda = 0.8f;
+  c.run.total_env_steps = 24576;
+  c.run.eval_every = 0;
+  c.run.final_eval_episodes = 10;
+  const auto r = agent::run_train_job(c, agent::to_yaml(c), "smoke", nullptr);
+  MESSAGE("smoke run: final deterministic return " << r.final_eval.mean_return());
+  CHECK(r.final_eval.mean_return() > 100.0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a stop request ends the run with a checkpoint") {
+  const auto dir = std::filesystem::temp_directory_path() / "recur_train_stop_test";
+  std::filesystem::remove_all(dir);
+  const auto c = small_config(dir.string());
+  std::atomic<bool> stop{true};
+  const auto r = agent::run_train_job(c, agent::to_yaml(c), "stop", &stop);
+  CHECK(r.interrupted);
+  CHECK(r.env_steps == 64);  // one update, then the stop
+  CHECK(std::filesystem::exists(r.run_dir / "checkpoints" / "latest.safetensors"));
+  std::filesystem::remove_all(dir);
+}

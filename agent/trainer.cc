@@ -1,5 +1,7 @@
 #include "agent/trainer.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 
 #include "core/error.h"
@@ -36,7 +38,21 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& ob
   return s;
 }
 
+namespace {
+// Until the GPU executors land, cuda is an error (never a silent fallback to the CPU) and auto
+// means cpu, said out loud.
+void check_device(const std::string& key, const std::string& value) {
+  RECUR_CHECK(value != "cuda",
+              "{}: cuda is not available in this version of recur (the CUDA actor and cuDNN "
+              "learner are not built yet); use cpu or auto",
+              key);
+  if (value == "auto") spdlog::info("{}: auto -> cpu (no CUDA executors in this version)", key);
+}
+}  // namespace
+
 Trainer::Trainer(const TrainConfig& config) : config_(config) {
+  check_device("device.actor", config.device.actor);
+  check_device("device.learner", config.device.learner);
   Options env_options;
   env_options.values = config.env.options;
   env_options.source =

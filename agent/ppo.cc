@@ -30,7 +30,7 @@ void gather(const V& src, int T, int N, int width, const std::vector<int>& envs,
 }
 }  // namespace
 
-UpdateStats PpoUpdater::update(Rollout& r, double progress) {
+UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps) {
   const int T = r.T, N = r.N;
   const auto tn = static_cast<size_t>(T) * N;
   compute_gae(T, N, cfg_.gamma, cfg_.gae_lambda, r.rewards, r.values, r.terminated, r.truncated,
@@ -123,12 +123,15 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress) {
       if (!std::isfinite(loss) || !std::isfinite(gnorm)) {
         ++nonfinite_streak_;
         ++stats.skipped;
-        spdlog::warn("update skipped: non-finite {} (loss {}, grad norm {}); {} in a row",
-                     std::isfinite(loss) ? "gradient" : "loss", loss, gnorm, nonfinite_streak_);
+        spdlog::warn(
+            "update at env step {} skipped: non-finite {} (loss {}, grad norm {}); {} in "
+            "a row",
+            env_steps, std::isfinite(loss) ? "gradient" : "loss", loss, gnorm, nonfinite_streak_);
         RECUR_CHECK(nonfinite_streak_ < cfg_.max_nonfinite_updates,
-                    "aborting: {} updates in a row had a non-finite loss or gradient (last: loss "
-                    "{}, grad norm {}); lower algo.learning_rate or check the env's rewards",
-                    nonfinite_streak_, loss, gnorm);
+                    "aborting at env step {}: {} updates in a row had a non-finite loss or "
+                    "gradient (last: loss {}, grad norm {}); lower algo.learning_rate or check "
+                    "the env's rewards",
+                    env_steps, nonfinite_streak_, loss, gnorm);
         continue;
       }
       nonfinite_streak_ = 0;

@@ -31,7 +31,8 @@ class PpoUpdater {
 
   // Computes GAE into the rollout and updates the learner's parameters. progress in [0, 1]
   // drives the linear learning-rate schedule.
-  UpdateStats update(Rollout& rollout, double progress);
+  // env_steps names the update in warnings and errors.
+  UpdateStats update(Rollout& rollout, double progress, int64_t env_steps = 0);
 
   Adam& optimizer() { return adam_; }
   Rng& rng() { return rng_; }

@@ -87,7 +87,7 @@ IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on
   const auto t1 = Clock::now();
   const double progress =
       static_cast<double>(env_steps()) / static_cast<double>(config_.run.total_env_steps);
-  it.update = ppo_->update(rollout_, progress);
+  it.update = ppo_->update(rollout_, progress, env_steps());
   actor_->load_weights(learner_->to_tensors());  // publish: learner -> canonical -> actor
   const auto t2 = Clock::now();
   it.env_steps = env_steps();

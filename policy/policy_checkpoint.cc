@@ -2,6 +2,8 @@
 
 #include <fmt/ranges.h>
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace recur::policy {
@@ -13,8 +15,15 @@ void save_policy(const std::filesystem::path& path, const PolicySpec& spec,
   c.metadata = extra;
   for (const auto& [k, v] : spec.to_metadata()) c.metadata[k] = v;
   c.metadata["recur.format"] = kPolicyFormat;
-  // Validate before writing: never put a checkpoint on disk that load_policy would reject.
+  // Validate before writing: never put a checkpoint on disk that load_policy would reject, nor
+  // one holding a NaN or infinity (a diverged run must not overwrite a good checkpoint).
   validate_policy(c, path.string());
+  for (const auto& [name, t] : c.tensors)
+    for (float v : t.data)
+      RECUR_CHECK(std::isfinite(v),
+                  "refusing to write {}: tensor '{}' holds a non-finite value "
+                  "({})",
+                  path.string(), name, v);
   save_checkpoint(path, c);
 }
 

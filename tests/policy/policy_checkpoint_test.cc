@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -94,5 +95,10 @@ TEST_CASE("policy checkpoints with a wrong content are rejected with their own m
   TensorMap incomplete = good.tensors;
   incomplete.erase("critic.bias");
   CHECK_THROWS_AS(save_policy(temp_path("bad.safetensors"), spec(), incomplete), recur::Error);
+  CHECK_FALSE(std::filesystem::exists(temp_path("bad.safetensors")));
+  TensorMap nan = good.tensors;
+  nan["critic.bias"].data[0] = std::nanf("");
+  CHECK_THROWS_WITH_AS(save_policy(temp_path("bad.safetensors"), spec(), nan),
+                       doctest::Contains("non-finite"), recur::Error);
   CHECK_FALSE(std::filesystem::exists(temp_path("bad.safetensors")));
 }

@@ -98,6 +98,7 @@ class SequenceEngine {
         ly.c.resize(tb * H);
         ly.c_prev.resize(tb * H);
         ly.c_raw.resize(tb * H);
+        ly.tanh_c.resize(tb * H);
       }
       if (spec_.cell == CellType::kGru) ly.hn.resize(tb * H);
       a_h_.resize(static_cast<size_t>(B) * G * H);
@@ -231,6 +232,7 @@ class SequenceEngine {
     AlignedVector<S> gates;             // (T*B, G*H): pre-activations, then activations in place
     AlignedVector<S> h, h_prev;         // (T*B, H) output and effective previous h
     AlignedVector<S> c, c_prev, c_raw;  // LSTM: (T*B, H) clipped c, effective previous c, unclipped
+    AlignedVector<S> tanh_c;            // LSTM: (T*B, H) tanh of the clipped c
     AlignedVector<S> hn;                // GRU: (T*B, H) R_n h_prev + b_Rn
   };
 
@@ -249,6 +251,8 @@ class SequenceEngine {
         c = CMapM(ly.c_prev.data() + row0 * H, B, H);
         a += ah;
         gm::lstm_forward<S>(a, c, ly.c_raw.data() + row0 * H, h, static_cast<S>(spec_.cell_clip));
+        // Kept for backward (a vectorized tanh here instead of a scalar one per unit there).
+        MapM(ly.tanh_c.data() + row0 * H, B, H) = c.array().tanh();
         break;
       }
       case CellType::kGru: {
@@ -288,13 +292,13 @@ class SequenceEngine {
         case CellType::kLstm: {
           const S* dcn = dc_next_.data() + o;
           S* dcp = dc_prev_.data() + o;
-          const S* c = ly.c.data() + so;
+          const S* tanh_c = ly.tanh_c.data() + so;
           const S* c_raw = ly.c_raw.data() + so;
           const S* c_prev = ly.c_prev.data() + so;
           for (int j = 0; j < H; ++j) {
             const S i = a[j], f = a[H + j], g = a[2 * H + j], og = a[3 * H + j];
             const S dh = dho[j] + dhn[j];
-            const S tc = std::tanh(c[j]);
+            const S tc = tanh_c[j];
             S dc = dcn[j] + dh * og * (S(1) - tc * tc);
             // MINMAX clip: no gradient through a clipped value.
             if (clip > S(0) && (c_raw[j] > clip || c_raw[j] < -clip)) dc = S(0);

@@ -1,5 +1,7 @@
 #include "agent/config_yaml.h"
 
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -18,7 +20,10 @@ using recur::agent::TrainConfig;
 class TempConfig {
  public:
   TempConfig(const std::string& name, const std::string& text)
-      : path_(fs::temp_directory_path() / ("recur_config_test_" + name + ".yaml")) {
+      // A directory per process: ctest runs test cases in parallel processes.
+      : path_(fs::temp_directory_path() / ("recur_config_test." + std::to_string(::getpid())) /
+              ("recur_config_test_" + name + ".yaml")) {
+    fs::create_directories(path_.parent_path());
     std::ofstream(path_) << text;
   }
   ~TempConfig() {

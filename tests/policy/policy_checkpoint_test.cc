@@ -1,5 +1,7 @@
 #include "policy/policy_checkpoint.h"
 
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,7 +15,8 @@ using namespace recur::policy;
 
 namespace {
 std::filesystem::path temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / "recur_policy_ckpt_test";
+  auto dir = std::filesystem::temp_directory_path() /
+             ("recur_policy_ckpt_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir / name;
 }

@@ -39,7 +39,16 @@ class ActorLoop {
   void collect(int T, Rollout& rollout, const std::function<void(const EpisodeEnd&)>& on_episode);
 
   RewardNormalizer& reward_normalizer() { return reward_norm_; }
+  const RewardNormalizer& reward_normalizer() const { return reward_norm_; }
+  // The episode-start flags of the next step and whether the first unroll has run.
+  std::span<const uint8_t> next_episode_start() const { return starts_; }
+  bool started() const { return started_; }
+  void restore_flags(std::span<const uint8_t> starts, bool started) {
+    std::copy(starts.begin(), starts.end(), starts_.begin());
+    started_ = started;
+  }
   Rng& rng() { return rng_; }
+  const Rng& rng() const { return rng_; }
   int64_t env_steps() const { return env_steps_; }
   void set_env_steps(int64_t s) { env_steps_ = s; }
 

@@ -36,6 +36,8 @@ class PpoUpdater {
 
   Adam& optimizer() { return adam_; }
   Rng& rng() { return rng_; }
+  const Rng& rng() const { return rng_; }
+  const Adam& optimizer() const { return adam_; }
   int consecutive_nonfinite() const { return nonfinite_streak_; }
   void set_consecutive_nonfinite(int n) { nonfinite_streak_ = n; }
 

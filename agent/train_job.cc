@@ -1,9 +1,11 @@
 #include "agent/train_job.h"
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <deque>
+#include <fstream>
 #include <optional>
 
 #include "agent/run/csv_log.h"
@@ -11,6 +13,7 @@
 #include "agent/run/progress_line.h"
 #include "agent/run/run_dir.h"
 #include "agent/trainer.h"
+#include "core/error.h"
 #include "policy/policy_checkpoint.h"
 
 namespace recur::agent {
@@ -34,17 +37,59 @@ std::string join_options(const std::map<std::string, std::string>& options) {
 }  // namespace
 
 TrainJobResult run_train_job(const TrainConfig& config, const std::string& config_yaml,
-                             const std::string& name, const std::atomic<bool>* stop_requested) {
+                             const TrainJobOptions& options) {
   using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const RunDir dir = RunDir::create(config.run.output_dir, name);
-  dir.write_config(config_yaml);
-  spdlog::info("run directory {}", dir.path().string());
+  auto start = Clock::now();
+  const bool resuming = !options.resume_dir.empty();
+  const RunDir dir = resuming ? RunDir::open(options.resume_dir)
+                              : RunDir::create(config.run.output_dir, options.name);
+  if (!resuming) dir.write_config(config_yaml);
+  spdlog::info("{} run directory {}", resuming ? "resuming" : "new", dir.path().string());
 
   Trainer trainer(config);
-  CsvLog progress = CsvLog::create(dir.progress_csv(), kProgressColumns);
-  CsvLog eval_log = CsvLog::create(dir.eval_csv(), kEvalColumns);
-  MonitorLog monitor = MonitorLog::create(dir.monitor_csv(), config.env.id);
+  // Job counters: saved with the trainer state, so a resumed run continues them.
+  std::deque<double> returns;
+  std::deque<int> lengths;
+  int64_t episodes = 0, progress_rows = 0, eval_rows = 0;
+  int64_t next_eval = config.run.eval_every > 0 ? config.run.eval_every : -1;
+  int64_t next_ckpt = config.run.checkpoint_every > 0 ? config.run.checkpoint_every : -1;
+  std::optional<double> best;
+  double elapsed_before = 0;
+  if (resuming) {
+    RECUR_CHECK(std::filesystem::exists(dir.trainer_state()),
+                "{} has no trainer state ({}): it never wrote a checkpoint with resume state; "
+                "start a new run",
+                dir.path().string(), dir.trainer_state().filename().string());
+    std::ifstream in(dir.trainer_state());
+    const nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
+    RECUR_CHECK(!state.is_discarded() && state.contains("trainer") && state.contains("job"),
+                "{} is not a valid trainer state; start a new run", dir.trainer_state().string());
+    const auto ckpt = policy::load_policy(dir.latest_checkpoint());
+    const auto& job = state["job"];
+    RECUR_CHECK(
+        ckpt.metadata.at(kMetaEnvSteps) == std::to_string(job.at("env_steps").get<int64_t>()),
+        "{}: the latest checkpoint ({} steps) and the trainer state ({} steps) differ; "
+        "the run stopped while saving: start a new run",
+        dir.path().string(), ckpt.metadata.at(kMetaEnvSteps), job.at("env_steps").dump());
+    trainer.restore_state(state["trainer"].get<std::string>(), ckpt.tensors);
+    returns = job.at("returns").get<std::deque<double>>();
+    lengths = job.at("lengths").get<std::deque<int>>();
+    episodes = job.at("episodes");
+    progress_rows = job.at("progress_rows");
+    eval_rows = job.at("eval_rows");
+    next_eval = job.at("next_eval");
+    next_ckpt = job.at("next_ckpt");
+    if (!job.at("best").is_null()) best = job.at("best").get<double>();
+    elapsed_before = job.at("elapsed");
+    spdlog::info("resumed at {} env steps", trainer.env_steps());
+  }
+  CsvLog progress =
+      resuming ? CsvLog::open_for_resume(dir.progress_csv(), kProgressColumns, progress_rows)
+               : CsvLog::create(dir.progress_csv(), kProgressColumns);
+  CsvLog eval_log = resuming ? CsvLog::open_for_resume(dir.eval_csv(), kEvalColumns, eval_rows)
+                             : CsvLog::create(dir.eval_csv(), kEvalColumns);
+  MonitorLog monitor = resuming ? MonitorLog::open_for_resume(dir.monitor_csv(), episodes)
+                                : MonitorLog::create(dir.monitor_csv(), config.env.id);
 
   const std::map<std::string, std::string> meta = {
       {kMetaEnvId, config.env.id}, {kMetaEnvOptions, join_options(config.env.options)}};
@@ -53,33 +98,48 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     m[kMetaEnvSteps] = std::to_string(trainer.env_steps());
     policy::save_policy(path, trainer.spec(), trainer.policy_tensors(), m);
   };
+  auto elapsed_now = [&] {
+    return elapsed_before + std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  // The latest checkpoint and, beside it, everything a resume needs (written after it: a resume
+  // checks that both name the same env step).
+  auto save_latest = [&] {
+    save(dir.latest_checkpoint());
+    nlohmann::json job = {{"env_steps", trainer.env_steps()},
+                          {"returns", returns},
+                          {"lengths", lengths},
+                          {"episodes", episodes},
+                          {"progress_rows", progress_rows},
+                          {"eval_rows", eval_rows},
+                          {"next_eval", next_eval},
+                          {"next_ckpt", next_ckpt},
+                          {"best", best ? nlohmann::json(*best) : nlohmann::json()},
+                          {"elapsed", elapsed_now()}};
+    const nlohmann::json state = {{"trainer", trainer.save_state()}, {"job", job}};
+    write_file_atomic(dir.trainer_state(), state.dump());
+  };
   EvalConfig eval_cfg;
   eval_cfg.env_id = config.env.id;
   eval_cfg.env_options.values = config.env.options;
   eval_cfg.seed = derive_seed(config.run.seed, 0xe7a1);  // envs unseen by training
   eval_cfg.deterministic = true;
-  std::optional<double> best;
-  auto evaluate = [&](int episodes) {
-    eval_cfg.episodes = episodes;
-    eval_cfg.num_envs = std::min(episodes, 8);
+  auto evaluate = [&](int n_episodes) {
+    eval_cfg.episodes = n_episodes;
+    eval_cfg.num_envs = std::min(n_episodes, 8);
     EvalResult r = evaluate_policy(trainer.spec(), trainer.policy_tensors(), eval_cfg);
     eval_log.row(trainer.env_steps(), r.mean_return(), r.std_return(), r.mean_length(),
                  static_cast<int64_t>(r.returns.size()));
-    save(dir.latest_checkpoint());
+    ++eval_rows;
     if (!best || r.mean_return() > *best) {
       best = r.mean_return();
       save(dir.best_checkpoint());
     }
+    save_latest();
     spdlog::info("eval at {} steps: return {:.2f} +- {:.2f} over {} episodes", trainer.env_steps(),
                  r.mean_return(), r.std_return(), r.returns.size());
     return r;
   };
 
-  std::deque<double> returns;
-  std::deque<int> lengths;
-  int64_t episodes = 0;
-  int64_t next_eval = config.run.eval_every > 0 ? config.run.eval_every : -1;
-  int64_t next_ckpt = config.run.checkpoint_every > 0 ? config.run.checkpoint_every : -1;
   double last_print = -1;
   TrainJobResult result;
   result.run_dir = dir.path();
@@ -91,7 +151,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       if (returns.size() > kReturnWindow) returns.pop_front(), lengths.pop_front();
       ++episodes;
     });
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double elapsed = elapsed_now();
     std::optional<double> rmean, rmin, rmax, lmean;
     if (!returns.empty()) {
       double s = 0, l = 0;
@@ -109,6 +169,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                  u.value_loss, u.entropy, u.approx_kl, u.clip_fraction, u.explained_variance,
                  u.learning_rate, u.grad_norm, static_cast<int64_t>(u.skipped), it.act_seconds,
                  it.learn_seconds);
+    ++progress_rows;
     if (elapsed - last_print >= 2.0 || trainer.done()) {
       spdlog::info("{}",
                    progress_line({it.env_steps, config.run.total_env_steps, fps, rmean, elapsed}));
@@ -122,8 +183,10 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       save(dir.step_checkpoint(it.env_steps));
       while (next_ckpt <= it.env_steps) next_ckpt += config.run.checkpoint_every;
     }
-    if (stop_requested && stop_requested->load()) {
-      save(dir.latest_checkpoint());
+    const bool stop = (options.stop_requested && options.stop_requested->load()) ||
+                      (options.stop_at_env_steps > 0 && it.env_steps >= options.stop_at_env_steps);
+    if (stop && !trainer.done()) {
+      save_latest();
       spdlog::warn("interrupted at {} env steps: checkpoint written to {}", trainer.env_steps(),
                    dir.latest_checkpoint().string());
       result.interrupted = true;
@@ -132,7 +195,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   }
   if (!result.interrupted) result.final_eval = evaluate(config.run.final_eval_episodes);
   result.env_steps = trainer.env_steps();
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.seconds = elapsed_now();
   return result;
 }
 

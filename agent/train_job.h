@@ -22,9 +22,18 @@ struct TrainJobResult {
   EvalResult final_eval;  // empty when interrupted
 };
 
-// `config_yaml` is the resolved config written into the run directory; `name` names the run.
+struct TrainJobOptions {
+  std::string name = "run";  // the run directory is <output_dir>/<name>-<time>
+  const std::atomic<bool>* stop_requested = nullptr;  // checked after every update (Ctrl-C)
+  std::filesystem::path resume_dir;                   // continue this run (empty: a new run)
+  int64_t stop_at_env_steps = 0;                      // stop like Ctrl-C once reached (0: never)
+};
+
+// `config_yaml` is the resolved config written into a new run directory. Resuming continues
+// from the run's latest checkpoint and trainer_state.json, and produces exactly the rows and
+// checkpoints an uninterrupted run would have produced.
 TrainJobResult run_train_job(const TrainConfig& config, const std::string& config_yaml,
-                             const std::string& name, const std::atomic<bool>* stop_requested);
+                             const TrainJobOptions& options);
 
 // Checkpoint metadata keys written by training jobs and read by `recur eval`.
 inline constexpr const char* kMetaEnvId = "run.env_id";

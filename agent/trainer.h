@@ -44,6 +44,13 @@ class Trainer {
   // Everything needed to act and to evaluate: parameters + normalizer statistics.
   policy::TensorMap policy_tensors() const;
 
+  // The state that, with policy_tensors(), continues the run exactly: envs (physics, RNG,
+  // bookkeeping), recurrent states, normalizer statistics in float64, reward normalizer, RNG
+  // streams, optimizer moments. JSON text (doubles and 64-bit integers round trip exactly).
+  std::string save_state() const;
+  // Restores a Trainer built from the same config; throws recur::Error naming what does not fit.
+  void restore_state(const std::string& json, const policy::TensorMap& policy_tensors);
+
  private:
   TrainConfig config_;
   std::unique_ptr<envs::VectorEnv> venv_;

@@ -90,6 +90,32 @@ void Env::set_state(std::span<const double> state) {
   observe(obs_);
 }
 
+Env::Snapshot Env::snapshot() const {
+  Snapshot s;
+  s.state.resize(static_cast<size_t>(state_size()));
+  if (!s.state.empty() && has_reset_) get_state(s.state);
+  s.rng = rng_.state();
+  s.seeded = seeded_;
+  s.has_reset = has_reset_;
+  s.needs_reset = needs_reset_;
+  s.elapsed_steps = elapsed_steps_;
+  s.episode_return = episode_return_;
+  return s;
+}
+
+void Env::restore(const Snapshot& s) {
+  RECUR_CHECK_ARG(s.state.size() == static_cast<size_t>(state_size()),
+                  "{}: snapshot holds {} state values, the env has {}", id_, s.state.size(),
+                  state_size());
+  if (s.has_reset && !s.state.empty()) set_state(s.state);
+  rng_.set_state(s.rng);
+  seeded_ = s.seeded;
+  has_reset_ = s.has_reset;
+  needs_reset_ = s.needs_reset;
+  elapsed_steps_ = s.elapsed_steps;
+  episode_return_ = s.episode_return;
+}
+
 void Env::set_state_impl(std::span<const double>) {
   throw std::logic_error(id_ + " does not expose its physical state");
 }

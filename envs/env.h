@@ -86,6 +86,18 @@ class Env {
   // The RNG of reset distributions; its state is saved by checkpoints of env state.
   Rng& rng() { return rng_; }
 
+  // Everything that determines the env's future: physical state, RNG and bookkeeping. A
+  // training run saves these to resume exactly where it stopped.
+  struct Snapshot {
+    std::vector<double> state;
+    Rng::State rng{};
+    bool seeded = false, has_reset = false, needs_reset = false;
+    int elapsed_steps = 0;
+    double episode_return = 0;
+  };
+  Snapshot snapshot() const;
+  void restore(const Snapshot& snapshot);
+
  protected:
   struct Outcome {
     double reward = 0;

@@ -68,6 +68,26 @@ void VectorEnv::reset(uint64_t seed) {
   reset_called_ = true;
 }
 
+VectorEnv::Snapshot VectorEnv::snapshot() const {
+  Snapshot s;
+  for (const auto& e : envs_) s.envs.push_back(e->snapshot());
+  s.episode_start = episode_start_;
+  return s;
+}
+
+void VectorEnv::restore(const Snapshot& s) {
+  RECUR_CHECK_ARG(s.envs.size() == envs_.size() && s.episode_start.size() == envs_.size(),
+                  "VectorEnv({}): snapshot of {} envs, this has {}", id(), s.envs.size(),
+                  envs_.size());
+  for (size_t i = 0; i < envs_.size(); ++i) {
+    envs_[i]->restore(s.envs[i]);
+    const auto obs = envs_[i]->observation();
+    std::copy(obs.begin(), obs.end(), obs_.begin() + static_cast<long>(i) * obs_dim_);
+  }
+  episode_start_ = s.episode_start;
+  reset_called_ = true;
+}
+
 void VectorEnv::step(std::span<const float> actions) {
   // Validate every row first, so a bad action leaves all envs untouched.
   validate_range(0, num_envs(), actions);

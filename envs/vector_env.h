@@ -55,6 +55,14 @@ class VectorEnv {
   // Steps envs [begin, end) only (validating their rows first); actions is the whole batch.
   void step_range(int begin, int end, std::span<const float> actions);
 
+  // Every env's snapshot plus the batch flags: restore() continues exactly from here.
+  struct Snapshot {
+    std::vector<Env::Snapshot> envs;
+    std::vector<uint8_t> episode_start;
+  };
+  Snapshot snapshot() const;
+  void restore(const Snapshot& snapshot);
+
   std::span<const float> obs() const { return obs_; }                        // (N, obs_dim)
   std::span<const float> rewards() const { return rewards_; }                // (N,)
   std::span<const uint8_t> terminated() const { return terminated_; }        // (N,) 0/1

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <memory>
 
 #include "agent/config_yaml.h"
@@ -29,29 +30,34 @@ void add_train_command(CLI::App& app, int& exit_code) {
     std::string resume;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("config", args->config, "YAML config, e.g. configs/cartpole_novel.yaml")
-      ->required();
+  cmd->add_option("config", args->config,
+                  "YAML config, e.g. configs/cartpole_novel.yaml (not needed with --resume)");
   cmd->add_option("--set", args->overrides, "Override a key: section.key=value (repeatable)");
   cmd->add_flag("--print-config", args->print_config,
                 "Print the resolved config (every value) and exit");
-  cmd->add_option("--resume", args->resume, "Continue the run in this directory");
+  cmd->add_option("--resume", args->resume,
+                  "Continue the run in this directory from its latest checkpoint (its "
+                  "config.yaml, plus any --set, e.g. a larger run.total_env_steps)");
   cmd->callback([args, &exit_code] {
-    RECUR_CHECK(args->resume.empty(),
-                "--resume is not available yet: this build of recur cannot restore the full "
-                "trainer state (env, RNG and optimizer state); start a new run instead");
-    const agent::TrainConfig config = agent::load_config(args->config, args->overrides);
+    RECUR_CHECK(!args->config.empty() || !args->resume.empty(),
+                "train needs a CONFIG file (e.g. configs/cartpole_novel.yaml) or --resume RUN_DIR");
+    const std::filesystem::path config_file =
+        args->resume.empty() ? std::filesystem::path(args->config)
+                             : std::filesystem::path(args->resume) / "config.yaml";
+    const agent::TrainConfig config = agent::load_config(config_file, args->overrides);
     const std::string yaml = agent::to_yaml(config);
     if (args->print_config) {
       fmt::print("{}", yaml);
       exit_code = 0;
       return;
     }
-    const std::string name = config.run.name.empty()
-                                 ? std::filesystem::path(args->config).stem().string()
-                                 : config.run.name;
+    agent::TrainJobOptions options;
+    options.name = config.run.name.empty() ? config_file.stem().string() : config.run.name;
+    options.resume_dir = args->resume;
+    options.stop_requested = &g_stop;
     g_stop = false;
     std::signal(SIGINT, on_sigint);
-    const auto result = agent::run_train_job(config, yaml, name, &g_stop);
+    const auto result = agent::run_train_job(config, yaml, options);
     std::signal(SIGINT, SIG_DFL);
     if (result.interrupted) {
       fmt::print("interrupted after {} env steps; run directory {}\n", result.env_steps,

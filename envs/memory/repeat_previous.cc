@@ -1,6 +1,7 @@
 #include "envs/memory/repeat_previous.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "core/error.h"
@@ -56,6 +57,25 @@ Env::Outcome RepeatPrevious::step_impl(std::span<const float> action) {
 void RepeatPrevious::observe(std::span<float> obs) const {
   std::fill(obs.begin(), obs.end(), 0.0f);
   obs[deck_[static_cast<size_t>(dealt_ - 1)]] = 1.0f;
+}
+
+void RepeatPrevious::get_state(std::span<double> out) const {
+  for (size_t i = 0; i < deck_.size(); ++i) out[i] = deck_[i];
+  out[deck_.size()] = dealt_;
+}
+
+void RepeatPrevious::set_state_impl(std::span<const double> state) {
+  for (size_t i = 0; i < deck_.size(); ++i) {
+    RECUR_CHECK_ARG(state[i] >= 0 && state[i] < kSuits && state[i] == std::floor(state[i]),
+                    "RepeatPrevious: state[{}] = {} is not a suit", i, state[i]);
+    deck_[i] = static_cast<uint8_t>(state[i]);
+  }
+  const double dealt = state[deck_.size()];
+  RECUR_CHECK_ARG(dealt >= 1 && dealt <= num_cards(),
+                  "RepeatPrevious: {} cards dealt is outside "
+                  "[1, {}]",
+                  dealt, num_cards());
+  dealt_ = static_cast<int>(dealt);
 }
 
 }  // namespace recur::envs

@@ -37,7 +37,12 @@ class RepeatPrevious final : public Env {
   // The optimal policy's return: every scored step right.
   static constexpr double kOptimalReturn = 1.0;
 
+  // State: the suits of the deck in deal order (num_cards values), then the cards dealt so far.
+  int state_size() const override { return num_cards() + 1; }
+  void get_state(std::span<double> out) const override;
+
  private:
+  void set_state_impl(std::span<const double> state) override;
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;

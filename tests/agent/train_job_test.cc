@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,6 +16,13 @@
 using namespace recur;
 
 namespace {
+agent::TrainJobOptions named(const std::string& name, const std::atomic<bool>* stop = nullptr) {
+  agent::TrainJobOptions o;
+  o.name = name;
+  o.stop_requested = stop;
+  return o;
+}
+
 agent::TrainConfig small_config(const std::string& dir) {
   agent::TrainConfig c;
   c.env.id = "CartPole-v1";
@@ -63,8 +72,8 @@ TEST_CASE("same seed and config give identical progress rows except timing") {
   const auto dir = std::filesystem::temp_directory_path() / "recur_train_job_test";
   std::filesystem::remove_all(dir);
   const auto c = small_config(dir.string());
-  const auto a = agent::run_train_job(c, agent::to_yaml(c), "a", nullptr);
-  const auto b = agent::run_train_job(c, agent::to_yaml(c), "b", nullptr);
+  const auto a = agent::run_train_job(c, agent::to_yaml(c), named("a"));
+  const auto b = agent::run_train_job(c, agent::to_yaml(c), named("b"));
   const auto ra = progress_without_timing(a.run_dir), rb = progress_without_timing(b.run_dir);
   CHECK(ra.size() == 2048 / 64 + 1);
   CHECK(ra == rb);
@@ -84,7 +93,7 @@ TEST_CASE("same seed and config give identical progress rows except timing") {
   // A different seed gives a different run.
   auto c2 = c;
   c2.run.seed = 1;
-  const auto d = agent::run_train_job(c2, agent::to_yaml(c2), "d", nullptr);
+  const auto d = agent::run_train_job(c2, agent::to_yaml(c2), named("d"));
   CHECK(progress_without_timing(d.run_dir) != ra);
   std::filesystem::remove_all(dir);
 }
@@ -106,7 +115,7 @@ TEST_CASE("a short training run learns CartPole") {
   c.run.total_env_steps = 24576;
   c.run.eval_every = 0;
   c.run.final_eval_episodes = 10;
-  const auto r = agent::run_train_job(c, agent::to_yaml(c), "smoke", nullptr);
+  const auto r = agent::run_train_job(c, agent::to_yaml(c), named("smoke"));
   MESSAGE("smoke run: final deterministic return " << r.final_eval.mean_return());
   CHECK(r.final_eval.mean_return() > 100.0);
   std::filesystem::remove_all(dir);
@@ -117,9 +126,53 @@ TEST_CASE("a stop request ends the run with a checkpoint") {
   std::filesystem::remove_all(dir);
   const auto c = small_config(dir.string());
   std::atomic<bool> stop{true};
-  const auto r = agent::run_train_job(c, agent::to_yaml(c), "stop", &stop);
+  const auto r = agent::run_train_job(c, agent::to_yaml(c), named("stop", &stop));
   CHECK(r.interrupted);
   CHECK(r.env_steps == 64);  // one update, then the stop
   CHECK(std::filesystem::exists(r.run_dir / "checkpoints" / "latest.safetensors"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a resumed run produces exactly what an uninterrupted run produces") {
+  for (const char* env : {"CartPole-v1", "RepeatPreviousEasy-v0"}) {
+    CAPTURE(env);
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("recur_resume_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    auto c = small_config(dir.string());
+    c.env.id = env;
+    c.env.normalize_reward = true;
+    c.run.total_env_steps = 3072;
+    c.run.eval_every = 1024;
+    const auto full = agent::run_train_job(c, agent::to_yaml(c), named("full"));
+    // Stopped after 1280 steps (between two evaluations), then resumed twice.
+    agent::TrainJobOptions part = named("part");
+    part.stop_at_env_steps = 1280;
+    const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
+    CHECK(first.interrupted);
+    agent::TrainJobOptions more;
+    more.resume_dir = first.run_dir;
+    more.stop_at_env_steps = 2200;
+    CHECK(agent::run_train_job(c, agent::to_yaml(c), more).interrupted);
+    agent::TrainJobOptions rest;
+    rest.resume_dir = first.run_dir;
+    const auto resumed = agent::run_train_job(c, agent::to_yaml(c), rest);
+    CHECK_FALSE(resumed.interrupted);
+    CHECK(progress_without_timing(resumed.run_dir) == progress_without_timing(full.run_dir));
+    CHECK(resumed.final_eval.returns == full.final_eval.returns);
+    auto read = [](const std::filesystem::path& p, bool monitor) {
+      std::ifstream in(p);
+      std::vector<std::string> rows;
+      std::string line;
+      if (monitor) std::getline(in, line);  // the t_start line differs
+      while (std::getline(in, line)) {
+        // monitor.csv: r,l,t -- compare r and l (t is wall time)
+        rows.push_back(monitor ? line.substr(0, line.rfind(',')) : line);
+      }
+      return rows;
+    };
+    CHECK(read(resumed.run_dir / "monitor.csv", true) == read(full.run_dir / "monitor.csv", true));
+    CHECK(read(resumed.run_dir / "eval.csv", false) == read(full.run_dir / "eval.csv", false));
+    std::filesystem::remove_all(dir);
+  }
 }

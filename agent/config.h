@@ -34,7 +34,8 @@ struct EnvConfig {
 
 struct PolicyConfig {
   std::vector<int> encoder = {64};  // hidden widths of the encoder MLP ([] = none)
-  std::string activation = "tanh";  // tanh | relu
+  std::string activation = "tanh";  // tanh | relu (encoder and head hidden layers)
+  std::vector<int> head = {};       // hidden widths of the actor and critic heads ([] = linear)
   std::string core = "lstm";        // lstm | gru | rnn_tanh | rnn_relu
   int hidden = 64;
   int layers = 1;

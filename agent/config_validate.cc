@@ -83,6 +83,8 @@ void check_env(const Checker& c, const EnvConfig& e) {
 void check_policy(const Checker& c, const PolicyConfig& p) {
   for (const int width : p.encoder)
     c.require(width >= 1, "policy.encoder", p.encoder, "a list of widths >= 1 ([] for none)");
+  for (const int width : p.head)
+    c.require(width >= 1, "policy.head", p.head, "a list of widths >= 1 ([] for linear heads)");
   c.require_choice("policy.activation", p.activation, {"tanh", "relu"});
   c.require_choice("policy.core", p.core, {"lstm", "gru", "rnn_tanh", "rnn_relu"});
   c.require(p.hidden >= 1, "policy.hidden", p.hidden, ">= 1");

@@ -24,6 +24,7 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& ob
     s.action_dim = action.flat_size();
   }
   s.encoder = c.encoder;
+  s.head = c.head;
   s.activation = policy::parse_activation(c.activation);
   s.cell = policy::parse_cell_type(c.core);
   s.hidden = c.hidden;

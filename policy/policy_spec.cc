@@ -21,7 +21,10 @@ MlpSpec PolicySpec::encoder_spec() const {
 
 MlpSpec PolicySpec::actor_head_spec() const {
   MlpSpec s;
-  s.widths = {hidden, action_dim};
+  s.widths = {hidden};
+  s.widths.insert(s.widths.end(), head.begin(), head.end());
+  s.widths.push_back(action_dim);
+  s.activation = activation;
   s.activate_output = false;
   s.output_gain = actor_gain;
   return s;
@@ -29,7 +32,10 @@ MlpSpec PolicySpec::actor_head_spec() const {
 
 MlpSpec PolicySpec::critic_head_spec() const {
   MlpSpec s;
-  s.widths = {hidden, 1};
+  s.widths = {hidden};
+  s.widths.insert(s.widths.end(), head.begin(), head.end());
+  s.widths.push_back(1);
+  s.activation = activation;
   s.activate_output = false;
   s.output_gain = critic_gain;
   return s;
@@ -43,6 +49,7 @@ void PolicySpec::validate() const {
   RECUR_CHECK(obs_dim >= 1, "policy: obs_dim {} must be >= 1", obs_dim);
   RECUR_CHECK(action_dim >= 1, "policy: action_dim {} must be >= 1", action_dim);
   for (int w : encoder) RECUR_CHECK(w >= 1, "policy: encoder width {} must be >= 1", w);
+  for (int w : head) RECUR_CHECK(w >= 1, "policy: head width {} must be >= 1", w);
   core_spec().validate();
 }
 
@@ -52,6 +59,7 @@ std::map<std::string, std::string> PolicySpec::to_metadata() const {
           {"policy.action_kind", action_kind == ActionKind::kDiscrete ? "discrete" : "continuous"},
           {"policy.action_dim", std::to_string(action_dim)},
           {"policy.encoder", widths},
+          {"policy.head", fmt::format("{}", fmt::join(head, ","))},
           {"policy.activation", std::string(to_string(activation))},
           {"core.cell", std::string(to_string(cell))},
           {"core.input", std::to_string(feature_dim())},
@@ -113,6 +121,16 @@ PolicySpec PolicySpec::from_metadata(const std::map<std::string, std::string>& m
     const size_t comma = std::min(widths.find(',', start), widths.size());
     s.encoder.push_back(to_int("policy.encoder", widths.substr(start, comma - start)));
     start = comma + 1;
+  }
+  s.head.clear();
+  if (const auto it = m.find("policy.head"); it != m.end()) {  // optional: older files have none
+    const std::string& hw = it->second;
+    size_t pos = 0;
+    while (pos < hw.size()) {
+      const size_t comma = std::min(hw.find(',', pos), hw.size());
+      s.head.push_back(to_int("policy.head", hw.substr(pos, comma - pos)));
+      pos = comma + 1;
+    }
   }
   s.activation = parse_activation(need(m, "policy.activation"));
   s.cell = parse_cell_type(need(m, "core.cell"));

@@ -28,6 +28,7 @@ struct PolicySpec {
   int action_dim = 2;               // Discrete: n; continuous: d
   std::vector<int> encoder = {64};  // hidden widths of the encoder MLP (empty: none)
   Activation activation = Activation::kTanh;
+  std::vector<int> head = {};  // hidden widths of both heads after the core (empty: linear)
   CellType cell = CellType::kLstm;
   int hidden = 64;
   int layers = 1;

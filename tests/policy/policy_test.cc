@@ -22,6 +22,7 @@ PolicySpec small_spec(ActionKind kind, bool shared, CellType cell) {
   s.action_kind = kind;
   s.action_dim = kind == ActionKind::kDiscrete ? 3 : 2;
   s.encoder = {5};
+  s.head = {6};  // hidden layers in both heads
   s.cell = cell;
   s.hidden = 4;
   s.layers = 2;

@@ -2,11 +2,9 @@
 // validation lives in checkpoint_parse.cc.
 #include "policy/checkpoint.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +12,7 @@
 
 #include <fmt/ranges.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "policy/safetensors_format.h"
 
@@ -95,41 +94,13 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
   RECUR_CHECK(std::filesystem::is_directory(dir_status),
               "cannot save checkpoint {}: {} is not a directory", path.string(), dir.string());
 
-  // Written under a temporary name and renamed: readers see the old file or the new one, never
-  // a half-written one. The temp file lives in the same directory so that rename() is atomic;
-  // the counter keeps two saves from one process (threads) off each other's temp file.
-  static std::atomic<uint64_t> saves{0};
-  const std::filesystem::path tmp =
-      dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), saves++);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    fail_errno(fmt::format("cannot save checkpoint {}: cannot create", path.string()), tmp, errno);
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
-            ::fsync(::fileno(f)) == 0;
-  int err = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
+  // Atomic (temp file, fsync, rename, directory fsync): readers see the old file or the new
+  // one, never a half-written one.
+  try {
+    write_file_atomic(path, bytes);
+  } catch (const Error& e) {
+    throw Error(fmt::format("cannot save checkpoint {}: {}", path.string(), e.what()));
   }
-  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    std::remove(tmp.c_str());
-    fail_errno("cannot save checkpoint", path, err);
-  }
-
-  // The rename itself is durable only once the directory entry is on disk.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    fail_errno(fmt::format("checkpoint {} written but cannot open", path.string()), dir, errno);
-  // Some file systems cannot sync a directory (EINVAL); the file's data is synced already.
-  const bool synced = ::fsync(dfd) == 0 || errno == EINVAL;
-  err = errno;
-  ::close(dfd);
-  if (!synced)
-    fail_errno(fmt::format("checkpoint {} written but cannot sync", path.string()), dir, err);
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& path) {

@@ -13,6 +13,8 @@
 // config.yaml, which is what open() checks before a resume touches anything in it.
 #pragma once
 
+#include "core/atomic_file.h"
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -53,8 +55,7 @@ class RunDir {
   std::filesystem::path dir_;
 };
 
-// Writes `text` to `path` atomically (temp file in the same directory, fsync, rename, fsync of
-// the directory). Throws recur::Error naming the path on failure.
-void write_file_atomic(const std::filesystem::path& path, const std::string& text);
+// Atomic writes live in core/atomic_file.h; kept visible here for the run directory's users.
+using ::recur::write_file_atomic;
 
 }  // namespace recur::agent

@@ -55,7 +55,8 @@ struct AlgoConfig {
   int epochs = 10;
   int num_minibatches = 4;  // minibatches of whole env sequences (num_envs % this == 0)
   float learning_rate = 1e-3f;
-  std::string lr_schedule = "linear";  // constant | linear (to 0 at the end of training)
+  std::string lr_schedule = "linear";      // constant | linear (to 0 at the end of training)
+  std::string clip_schedule = "constant";  // constant | linear (clip_range to 0, as SB3's lin_0.2)
   float gamma = 0.99f;
   float gae_lambda = 0.95f;
   float clip_range = 0.2f;

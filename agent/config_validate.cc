@@ -122,6 +122,7 @@ void check_algo(const Checker& c, const AlgoConfig& a, const EnvConfig& e) {
   c.require(a.learning_rate > 0 && std::isfinite(a.learning_rate), "algo.learning_rate",
             a.learning_rate, "> 0");
   c.require_choice("algo.lr_schedule", a.lr_schedule, {"constant", "linear"});
+  c.require_choice("algo.clip_schedule", a.clip_schedule, {"constant", "linear"});
   c.require(a.gamma > 0 && a.gamma <= 1, "algo.gamma", a.gamma, "in (0, 1]");
   c.require(a.gae_lambda >= 0 && a.gae_lambda <= 1, "algo.gae_lambda", a.gae_lambda, "in [0, 1]");
   c.require(a.clip_range > 0 && std::isfinite(a.clip_range), "algo.clip_range", a.clip_range,

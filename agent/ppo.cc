@@ -40,6 +40,9 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps) {
   stats.learning_rate = cfg_.lr_schedule == "linear"
                             ? cfg_.learning_rate * std::max(0.0, 1.0 - progress)
                             : cfg_.learning_rate;
+  const double clip_range = cfg_.clip_schedule == "linear"
+                                ? cfg_.clip_range * std::max(0.0, 1.0 - progress)
+                                : cfg_.clip_range;
   const int per_mb = N / cfg_.num_minibatches;
   std::vector<int> order(static_cast<size_t>(N));
   auto groups = learner_.parameter_groups();
@@ -89,14 +92,14 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps) {
         const double log_ratio = double{logp_[i]} - old_logp_[i];
         const double ratio = std::exp(log_ratio);
         const double a = adv_[i];
-        const double lo = 1.0 - cfg_.clip_range, hi = 1.0 + cfg_.clip_range;
+        const double lo = 1.0 - clip_range, hi = 1.0 + clip_range;
         const double l1 = -a * ratio, l2 = -a * std::clamp(ratio, lo, hi);
         pg += std::max(l1, l2);
         // d max(l1, l2)/d ratio: the unclipped branch, unless the clipped one is larger (then
         // ratio is outside the range and the gradient is 0).
         const double dl_dratio = l1 >= l2 ? -a : 0.0;
         d_logp_[i] = static_cast<float>(dl_dratio * ratio * inv_m);
-        clipped += std::abs(ratio - 1.0) > cfg_.clip_range ? 1 : 0;
+        clipped += std::abs(ratio - 1.0) > clip_range ? 1 : 0;
         kl += (ratio - 1.0) - log_ratio;
         const double v = values_[i], R = ret_[i];
         if (cfg_.clip_range_vf > 0) {

@@ -22,18 +22,9 @@ PolicyLearner::PolicyLearner(const PolicySpec& spec)
 }
 
 void PolicyLearner::load(const TensorMap& tensors) {
-  for (int c = 0; c < (spec_.shared_core ? 1 : 2); ++c) {
-    Tower& t = c == 0 ? actor_ : critic_;
-    const std::string p = c == 0 ? "" : "critic_";
-    if (t.encoder) t.encoder->load_tensors(tensors, p + "encoder.");
-    t.core->load(CanonicalWeights::from_tensors(spec_.core_spec(), tensors, p + "core."));
-  }
-  actor_head_.load_tensors(tensors, "actor.");
-  critic_head_.load_tensors(tensors, "critic.");
-  if (spec_.action_kind == ActionKind::kContinuous) {
-    const auto ls = read_log_std(spec_, tensors);
-    log_std_.assign(ls.begin(), ls.end());
-  }
+  Mlp* const encoders[2] = {actor_.encoder.get(), critic_.encoder.get()};
+  SequenceExecutor* const cores[2] = {actor_.core.get(), critic_.core.get()};
+  load_network(spec_, tensors, encoders, cores, actor_head_, critic_head_, log_std_);
 }
 
 TensorMap PolicyLearner::to_tensors() const {

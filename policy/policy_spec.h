@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "policy/aligned.h"
+#include "policy/canonical_weights.h"
 #include "policy/core_spec.h"
 #include "policy/mlp.h"
 #include "policy/tensor.h"
@@ -61,5 +63,25 @@ TensorMap init_policy(const PolicySpec& spec, Rng& rng);
 
 // The continuous actor's "actor.log_std" (action_dim); recur::Error when missing or misshapen.
 std::vector<float> read_log_std(const PolicySpec& spec, const TensorMap& tensors);
+
+// Loads the network's parameters (not the normalizer) into the parts of an actor or a learner,
+// which name them identically. Tower c = 0 is the actor's, c = 1 the critic's (separate cores
+// only); encoders[c] may be null (no encoder). Core is a StepExecutor or a SequenceExecutor.
+template <typename Core>
+void load_network(const PolicySpec& spec, const TensorMap& tensors, Mlp* const encoders[2],
+                  Core* const cores[2], Mlp& actor_head, Mlp& critic_head,
+                  AlignedVector<float>& log_std) {
+  for (int c = 0; c < (spec.shared_core ? 1 : 2); ++c) {
+    const std::string p = c == 0 ? "" : "critic_";
+    if (encoders[c]) encoders[c]->load_tensors(tensors, p + "encoder.");
+    cores[c]->load(CanonicalWeights::from_tensors(spec.core_spec(), tensors, p + "core."));
+  }
+  actor_head.load_tensors(tensors, "actor.");
+  critic_head.load_tensors(tensors, "critic.");
+  if (spec.action_kind == ActionKind::kContinuous) {
+    const auto ls = read_log_std(spec, tensors);
+    log_std.assign(ls.begin(), ls.end());
+  }
+}
 
 }  // namespace recur::policy

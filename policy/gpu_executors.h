@@ -1,0 +1,45 @@
+// The GPU executors behind the StepExecutor / SequenceExecutor interfaces, and the options a
+// training config or a benchmark chooses them with. This header needs no CUDA: in a CPU-only
+// build the factories throw recur::Error saying the build has no CUDA support, so callers
+// compile and fail clearly the same way everywhere.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "policy/executor.h"
+
+namespace recur::policy {
+
+struct CudaStepOptions {
+  int device = 0;         // CUDA device ordinal
+  bool use_graph = true;  // capture one step as a CUDA graph and replay it
+};
+
+// cuDNN math for fp32 data: `fma` (CUDNN_FMA_MATH, no tensor cores: parity with the CPU),
+// `tf32` (CUDNN_DEFAULT_MATH: TF32 tensor cores on Ampere+), `fp16` (CUDNN_TENSOR_OP_MATH_ALLOW_
+// CONVERSION: fp32 data converted to half for tensor cores).
+enum class RnnMath { kFma, kTf32, kFp16 };
+// `standard` always; `persist_small_h` is tried when eligible (equal lengths, small H) and falls
+// back to standard when cuDNN refuses; `auto` = persist_small_h when eligible else standard.
+enum class RnnAlgo { kAuto, kStandard, kPersistSmallH };
+
+struct CudnnSequenceOptions {
+  int device = 0;
+  RnnMath math = RnnMath::kFma;
+  RnnAlgo algo = RnnAlgo::kStandard;
+};
+
+std::string_view to_string(RnnMath math);
+std::string_view to_string(RnnAlgo algo);
+RnnMath parse_rnn_math(std::string_view name);  // throws recur::Error listing allowed names
+RnnAlgo parse_rnn_algo(std::string_view name);
+
+// The CUDA step executor (policy/cuda/): weights and state of all slots in device memory.
+std::unique_ptr<StepExecutor> make_cuda_step_executor(const CoreSpec& spec, int slots,
+                                                      const CudaStepOptions& options = {});
+// The cuDNN sequence executor (policy/cudnn/).
+std::unique_ptr<SequenceExecutor> make_cudnn_sequence_executor(
+    const CoreSpec& spec, const CudnnSequenceOptions& options = {});
+
+}  // namespace recur::policy

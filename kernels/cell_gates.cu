@@ -1,0 +1,105 @@
+// The fused gate kernel and the episode-start reset of the CUDA step executor (see cell_gates.h).
+// The math follows policy/cpu/gate_math.h term by term (biases summed before they are added to
+// the GEMM result, as the CPU step executor pre-sums them) so that the two agree to ~1e-6
+// relative; expf/tanhf are the accurate library functions, never the __expf intrinsics.
+#include "core/error.h"
+#include "kernels/cell_gates.h"
+
+namespace recur::kernels {
+namespace {
+
+constexpr int kBlock = 256;
+
+int grid_for(size_t n) {
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  return static_cast<int>(blocks < 65535 ? blocks : 65535);  // grid-stride loops cover the rest
+}
+
+__device__ float sigmoid(float x) {
+  return 1.0f / (1.0f + expf(-x));
+}
+
+// One thread per (slot b, unit j) of a (B, H) grid.
+__global__ void cell_gates_kernel(CellGatesArgs a) {
+  const int H = a.hidden;
+  const int C = a.cell == Cell::kLstm || a.cell == Cell::kGru ? 4 * H : H;
+  const size_t n = static_cast<size_t>(a.batch) * H;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t b = i / H;
+    const int j = static_cast<int>(i % H);
+    const float* g = a.gates + b * C;  // this slot's row of pre-activations
+    float* h = a.h + b * a.h_stride + j;
+    // Pre-activation of canonical gate block q (both biases) at unit j.
+    auto pre = [&](int q) { return g[q * H + j] + (a.bias_ih[q * H + j] + a.bias_hh[q * H + j]); };
+    float h_new = 0.0f;
+    switch (a.cell) {
+      case Cell::kLstm: {
+        const float i_gate = sigmoid(pre(0)), f_gate = sigmoid(pre(1));
+        const float g_gate = tanhf(pre(2)), o_gate = sigmoid(pre(3));
+        float* c = a.c + b * H + j;
+        float c_new = f_gate * *c + i_gate * g_gate;
+        if (a.cell_clip > 0.0f) c_new = fminf(fmaxf(c_new, -a.cell_clip), a.cell_clip);
+        *c = c_new;
+        h_new = o_gate * tanhf(c_new);
+        break;
+      }
+      case Cell::kGru: {
+        // Columns r | z | n_x | n_h; canonical biases r | z | n.
+        const float r = sigmoid(pre(0)), z = sigmoid(pre(1));
+        const float n_x = g[2 * H + j] + a.bias_ih[2 * H + j];
+        const float n_h = g[3 * H + j] + a.bias_hh[2 * H + j];
+        const float n_gate = tanhf(n_x + r * n_h);
+        h_new = (1.0f - z) * n_gate + z * *h;
+        break;
+      }
+      case Cell::kRnnTanh:
+        h_new = tanhf(pre(0));
+        break;
+      case Cell::kRnnRelu:
+        h_new = fmaxf(pre(0), 0.0f);
+        break;
+    }
+    *h = h_new;
+    if (a.h_next) a.h_next[b * a.next_stride + j] = h_new;
+    if (a.out) a.out[i] = h_new;
+  }
+}
+
+// One thread per (layer k, slot b, unit j) of an (L, B, H) grid.
+__global__ void reset_state_kernel(const uint8_t* __restrict__ episode_start, float* xh, float* c,
+                                   int layers, int batch, int input, int hidden) {
+  const size_t n = static_cast<size_t>(layers) * batch * hidden;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const int j = static_cast<int>(i % hidden);
+    const int b = static_cast<int>((i / hidden) % batch);
+    const int k = static_cast<int>(i / (static_cast<size_t>(hidden) * batch));
+    if (!episode_start[b]) continue;
+    const int h_column = k == 0 ? input : hidden;  // = K_k - H
+    const int row = h_column + hidden;             // K_k
+    xh[xh_stack_offset(k, batch, input, hidden) + static_cast<size_t>(b) * row + h_column + j] =
+        0.0f;
+    if (c) c[i] = 0.0f;
+  }
+}
+
+}  // namespace
+
+void launch_cell_gates(const CellGatesArgs& args, cudaStream_t stream) {
+  const size_t n = static_cast<size_t>(args.batch) * args.hidden;
+  if (n == 0) return;
+  cell_gates_kernel<<<grid_for(n), kBlock, 0, stream>>>(args);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_reset_state(const uint8_t* episode_start, float* xh, float* c, int layers, int batch,
+                        int input, int hidden, cudaStream_t stream) {
+  const size_t n = static_cast<size_t>(layers) * batch * hidden;
+  if (n == 0) return;
+  reset_state_kernel<<<grid_for(n), kBlock, 0, stream>>>(episode_start, xh, c, layers, batch, input,
+                                                         hidden);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace recur::kernels

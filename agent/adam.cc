@@ -9,6 +9,7 @@ namespace recur::agent {
 Adam::Adam(const std::vector<policy::ParamGroup>& groups, AdamConfig config) : config_(config) {
   for (const auto& g : groups) {
     names_.push_back(g.name);
+    layouts_.push_back(g.layout);
     m_.emplace_back(g.values.size(), 0.0f);
     v_.emplace_back(g.values.size(), 0.0f);
   }
@@ -39,8 +40,15 @@ void Adam::step(const std::vector<policy::ParamGroup>& groups, float lr) {
 policy::TensorMap Adam::to_tensors() const {
   policy::TensorMap out;
   for (size_t k = 0; k < names_.size(); ++k) {
-    out["optim.adam.m." + names_[k]] = policy::Tensor({static_cast<int64_t>(m_[k].size())}, m_[k]);
-    out["optim.adam.v." + names_[k]] = policy::Tensor({static_cast<int64_t>(v_[k].size())}, v_[k]);
+    for (auto [prefix, src] :
+         {std::pair{"optim.adam.m.", &m_[k]}, std::pair{"optim.adam.v.", &v_[k]}}) {
+      std::vector<float> data = *src;
+      if (layouts_[k]) {
+        data.resize(layouts_[k]->position.size());
+        policy::gather_canonical(*layouts_[k], *src, data);
+      }
+      out[prefix + names_[k]] = policy::Tensor({static_cast<int64_t>(data.size())}, data);
+    }
   }
   // The step count as a float tensor (safetensors F32): exact up to 2^24 updates.
   out["optim.adam.step"] = policy::Tensor({1}, {static_cast<float>(t_)});
@@ -52,9 +60,13 @@ void Adam::load_tensors(const policy::TensorMap& tensors) {
     for (auto [prefix, dst] :
          {std::pair{"optim.adam.m.", &m_[k]}, std::pair{"optim.adam.v.", &v_[k]}}) {
       const auto it = tensors.find(prefix + names_[k]);
-      RECUR_CHECK(it != tensors.end() && it->second.data.size() == dst->size(),
+      const size_t expected = layouts_[k] ? layouts_[k]->position.size() : dst->size();
+      RECUR_CHECK(it != tensors.end() && it->second.data.size() == expected,
                   "optimizer state '{}' is missing or has the wrong size", prefix + names_[k]);
-      *dst = it->second.data;
+      if (layouts_[k])
+        policy::scatter_canonical(*layouts_[k], it->second.data, *dst);  // gaps stay zero
+      else
+        *dst = it->second.data;
     }
   }
   const auto it = tensors.find("optim.adam.step");

@@ -23,12 +23,14 @@ class Adam {
   int64_t steps() const { return t_; }
   // Moments and step count as tensors "optim.adam.m.<group>", "optim.adam.v.<group>",
   // "optim.adam.step" (for resume), and back (recur::Error on a missing or misshapen one).
+  // Moments of a group with a layout are saved in canonical order (device-independent).
   policy::TensorMap to_tensors() const;
   void load_tensors(const policy::TensorMap& tensors);
 
  private:
   AdamConfig config_;
   std::vector<std::string> names_;
+  std::vector<const policy::FlatLayout*> layouts_;  // per group, null = saved as is
   std::vector<std::vector<float>> m_, v_;
   int64_t t_ = 0;
 };

@@ -87,8 +87,12 @@ struct RunConfig {
 };
 
 struct DeviceConfig {
-  std::string actor = "cpu";    // cpu | cuda | auto
-  std::string learner = "cpu";  // cpu | cuda | auto
+  std::string actor = "cpu";            // cpu | cuda | auto
+  std::string learner = "cpu";          // cpu | cuda | auto
+  int index = 0;                        // CUDA device ordinal used by both roles
+  bool cuda_graph = true;               // CUDA actor: replay one captured graph per step
+  std::string cudnn_math = "fma";       // fma | tf32 | fp16 (cuDNN learner math for fp32 data)
+  std::string cudnn_algo = "standard";  // standard | persist_small_h | auto
 
   bool operator==(const DeviceConfig&) const = default;
 };

@@ -165,6 +165,11 @@ void check(const Checker& c, const TrainConfig& config) {
   check_run(c, config.run, config.env, config.algo);
   c.require_choice("device.actor", config.device.actor, {"cpu", "cuda", "auto"});
   c.require_choice("device.learner", config.device.learner, {"cpu", "cuda", "auto"});
+  c.require(config.device.index >= 0, "device.index", config.device.index,
+            ">= 0 (a CUDA device ordinal)");
+  c.require_choice("device.cudnn_math", config.device.cudnn_math, {"fma", "tf32", "fp16"});
+  c.require_choice("device.cudnn_algo", config.device.cudnn_algo,
+                   {"standard", "persist_small_h", "auto"});
 }
 
 }  // namespace

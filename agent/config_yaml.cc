@@ -306,7 +306,10 @@ const std::vector<Section>& sections() {
         field("final_eval_episodes", &T::run, &R::final_eval_episodes),
         field("threads", &T::run, &R::threads)}},
       {"device",
-       {field("actor", &T::device, &D::actor), field("learner", &T::device, &D::learner)}},
+       {field("actor", &T::device, &D::actor), field("learner", &T::device, &D::learner),
+        field("index", &T::device, &D::index), field("cuda_graph", &T::device, &D::cuda_graph),
+        field("cudnn_math", &T::device, &D::cudnn_math),
+        field("cudnn_algo", &T::device, &D::cudnn_algo)}},
   };
   return table;
 }

@@ -41,12 +41,14 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   const bool resuming = !options.resume_dir.empty();
+  // The trainer first: a config it cannot honour (an env option, device.*=cuda without a GPU)
+  // fails before a run directory is created.
+  Trainer trainer(config);
   const RunDir dir = resuming ? RunDir::open(options.resume_dir)
                               : RunDir::create(config.run.output_dir, options.name);
   if (!resuming) dir.write_config(config_yaml);
   spdlog::info("{} run directory {}", resuming ? "resuming" : "new", dir.path().string());
 
-  Trainer trainer(config);
   // Job counters: saved with the trainer state, so a resumed run continues them.
   std::deque<double> returns;
   std::deque<int> lengths;

@@ -40,20 +40,25 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& ob
 }
 
 namespace {
-// Until the GPU executors land, cuda is an error (never a silent fallback to the CPU) and auto
-// means cpu, said out loud.
-void check_device(const std::string& key, const std::string& value) {
-  RECUR_CHECK(value != "cuda",
-              "{}: cuda is not available in this version of recur (the CUDA actor and cuDNN "
-              "learner are not built yet); use cpu or auto",
-              key);
-  if (value == "auto") spdlog::info("{}: auto -> cpu (no CUDA executors in this version)", key);
+// device.actor / device.learner against this build and machine; auto is logged with its reason.
+policy::Placement placement(const std::string& key, const std::string& value, const DeviceConfig& d,
+                            const policy::DeviceReport& report) {
+  std::string why;
+  policy::Placement p;
+  p.device = policy::resolve_device(key, value, report, &why);
+  if (!why.empty()) spdlog::info("{}", why);
+  p.step.device = p.sequence.device = d.index;
+  p.step.use_graph = d.cuda_graph;
+  p.sequence.math = policy::parse_rnn_math(d.cudnn_math);
+  p.sequence.algo = policy::parse_rnn_algo(d.cudnn_algo);
+  return p;
 }
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config) : config_(config) {
-  check_device("device.actor", config.device.actor);
-  check_device("device.learner", config.device.learner);
+  const auto report = policy::query_devices();
+  actor_placement_ = placement("device.actor", config.device.actor, config.device, report);
+  learner_placement_ = placement("device.learner", config.device.learner, config.device, report);
   Options env_options;
   env_options.values = config.env.options;
   env_options.source =
@@ -64,9 +69,9 @@ Trainer::Trainer(const TrainConfig& config) : config_(config) {
                            venv_->single_action_space());
   Rng init_rng(derive_seed(config.run.seed, 0x1417));
   const policy::TensorMap params = policy::init_policy(spec_, init_rng);
-  actor_ = std::make_unique<policy::PolicyActor>(spec_, config.env.num_envs);
+  actor_ = std::make_unique<policy::PolicyActor>(spec_, config.env.num_envs, actor_placement_);
   actor_->load(params);
-  learner_ = std::make_unique<policy::PolicyLearner>(spec_);
+  learner_ = std::make_unique<policy::PolicyLearner>(spec_, learner_placement_);
   learner_->load(params);
   venv_->reset(config.run.seed);
   loop_ = std::make_unique<ActorLoop>(*venv_, *actor_, config.run.seed, config.env.normalize_obs);

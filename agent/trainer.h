@@ -35,6 +35,9 @@ class Trainer {
 
   const TrainConfig& config() const { return config_; }
   const policy::PolicySpec& spec() const { return spec_; }
+  // Where the actor's and the learner's cores run (device.* resolved against this machine).
+  policy::Device actor_device() const { return actor_placement_.device; }
+  policy::Device learner_device() const { return learner_placement_.device; }
   int64_t env_steps() const { return loop_->env_steps(); }
   bool done() const { return env_steps() >= config_.run.total_env_steps; }
 
@@ -53,6 +56,7 @@ class Trainer {
 
  private:
   TrainConfig config_;
+  policy::Placement actor_placement_, learner_placement_;
   std::unique_ptr<envs::VectorEnv> venv_;
   policy::PolicySpec spec_;
   std::unique_ptr<policy::PolicyActor> actor_;

@@ -17,6 +17,7 @@
 #include <span>
 
 #include "policy/canonical_weights.h"
+#include "policy/convert/flat_layout.h"
 
 namespace recur::policy {
 
@@ -84,6 +85,9 @@ class SequenceExecutor {
   // optimizer that does not care about layout (Adam is elementwise). Same length.
   virtual std::span<float> parameters() = 0;
   virtual std::span<float> parameter_gradients() = 0;
+  // Where each canonical weight sits in parameters() (flat_layout.h): canonical for the CPU,
+  // cuDNN's opaque weight space on a GPU.
+  virtual const FlatLayout& parameter_layout() const = 0;
 
   int last_T() const { return last_t_; }
   int last_B() const { return last_b_; }

@@ -2,12 +2,11 @@
 
 #include "core/error.h"
 #include "policy/canonical_weights.h"
-#include "policy/cpu/cpu_step_executor.h"
 #include "policy/distributions.h"
 
 namespace recur::policy {
 
-PolicyActor::PolicyActor(const PolicySpec& spec, int slots)
+PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& placement)
     : spec_(spec),
       slots_(slots),
       normalizer_(spec.obs_dim),
@@ -22,7 +21,7 @@ PolicyActor::PolicyActor(const PolicySpec& spec, int slots)
       t.encoder = std::make_unique<Mlp>(spec.encoder_spec());
       t.encoder->reserve(slots);
     }
-    t.core = std::make_unique<CpuStepExecutor>(spec.core_spec(), slots);
+    t.core = make_step_executor(spec.core_spec(), slots, placement);
     t.features.assign(b * spec.feature_dim(), 0.0f);
     t.h.assign(b * spec.hidden, 0.0f);
   }

@@ -10,6 +10,7 @@
 
 #include "core/rng.h"
 #include "policy/aligned.h"
+#include "policy/device_choice.h"
 #include "policy/executor.h"
 #include "policy/mlp.h"
 #include "policy/obs_normalizer.h"
@@ -19,7 +20,9 @@ namespace recur::policy {
 
 class PolicyActor {
  public:
-  PolicyActor(const PolicySpec& spec, int slots);
+  // The core runs where `placement` says (CPU block cell or the CUDA step executor); encoder,
+  // heads and sampling run on the host.
+  PolicyActor(const PolicySpec& spec, int slots, const Placement& placement = {});
   const PolicySpec& spec() const { return spec_; }
   int slots() const { return slots_; }
 

@@ -4,18 +4,17 @@
 
 #include "core/error.h"
 #include "policy/canonical_weights.h"
-#include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/distributions.h"
 
 namespace recur::policy {
 
-PolicyLearner::PolicyLearner(const PolicySpec& spec)
+PolicyLearner::PolicyLearner(const PolicySpec& spec, const Placement& placement)
     : spec_(spec), actor_head_(spec.actor_head_spec()), critic_head_(spec.critic_head_spec()) {
   spec.validate();
   for (int c = 0; c < (spec.shared_core ? 1 : 2); ++c) {
     Tower& t = c == 0 ? actor_ : critic_;
     if (!spec.encoder.empty()) t.encoder = std::make_unique<Mlp>(spec.encoder_spec());
-    t.core = std::make_unique<CpuSequenceExecutor>(spec.core_spec());
+    t.core = make_sequence_executor(spec.core_spec(), placement);
   }
   log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
   log_std_grad_.assign(log_std_.size(), 0.0f);
@@ -169,7 +168,8 @@ std::vector<ParamGroup> PolicyLearner::parameter_groups() {
     Tower& t = c == 0 ? actor_ : critic_;
     const std::string p = c == 0 ? "" : "critic_";
     if (t.encoder) g.push_back({p + "encoder", t.encoder->parameters(), t.encoder->gradients()});
-    g.push_back({p + "core", t.core->parameters(), t.core->parameter_gradients()});
+    g.push_back({p + "core", t.core->parameters(), t.core->parameter_gradients(),
+                 &t.core->parameter_layout()});
   }
   g.push_back({"actor", actor_head_.parameters(), actor_head_.gradients()});
   g.push_back({"critic", critic_head_.parameters(), critic_head_.gradients()});

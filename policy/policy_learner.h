@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "policy/aligned.h"
+#include "policy/convert/flat_layout.h"
+#include "policy/device_choice.h"
 #include "policy/executor.h"
 #include "policy/mlp.h"
 #include "policy/policy_spec.h"
@@ -22,11 +24,17 @@ struct ParamGroup {
   std::string name;         // "encoder", "core", "actor", "actor.log_std", "critic", ...
   std::span<float> values;  // in the owner's layout
   std::span<float> grads;   // same layout and length
+  // The owner's layout of a core group (canonical for the CPU, cuDNN's opaque buffer on a GPU):
+  // optimizer state is saved through it in canonical order, so a checkpoint resumes on any
+  // device. Null for groups whose layout is the tensor's own (MLPs, log_std).
+  const FlatLayout* layout = nullptr;
 };
 
 class PolicyLearner {
  public:
-  explicit PolicyLearner(const PolicySpec& spec);
+  // The core runs where `placement` says (CPU fused layer or cuDNN); encoder, heads and the
+  // loss run on the host.
+  explicit PolicyLearner(const PolicySpec& spec, const Placement& placement = {});
   const PolicySpec& spec() const { return spec_; }
 
   // Parameters from tensors named as init_policy names them (obs_norm.* is ignored here: the

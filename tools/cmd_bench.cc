@@ -1,11 +1,12 @@
-// `recur bench envs`: env stepping speed (see bench_envs.h). Later issues add `bench` targets for
-// executors (step vs sequence) beside it.
+// `recur bench envs|rnn|rnn-gpu`: env stepping speed (bench_envs.h), the CPU executors
+// (bench_rnn.h) and the GPU executors against the CPU ones (bench_rnn_gpu.h).
 #include <fmt/format.h>
 
 #include <memory>
 
 #include "tools/bench_envs.h"
 #include "tools/bench_rnn.h"
+#include "tools/bench_rnn_gpu.h"
 #include "tools/commands.h"
 
 namespace recur::cli {
@@ -51,6 +52,57 @@ void add_rnn_bench(CLI::App& bench, int& exit_code) {
                    r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s, r.gflops,
                    100 * r.roofline_fraction);
     }
+    exit_code = 0;
+  });
+}
+
+void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "rnn-gpu",
+      "CUDA step executor (plain and graph) and cuDNN sequence executor vs the CPU executors");
+  struct Args {
+    GpuRnnBenchConfig config;
+    std::string cell = "lstm";
+    bool no_cpu = false;
+    bool csv = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--cell", args->cell, "lstm, gru, rnn_tanh or rnn_relu")->capture_default_str();
+  cmd->add_option("--input", args->config.input, "Input width")->capture_default_str();
+  cmd->add_option("--layers", args->config.layers, "Layers")->capture_default_str();
+  cmd->add_option("--device", args->config.device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_option("--batch", args->config.batch, "Batch sizes B")->delimiter(',');
+  cmd->add_option("--hidden", args->config.hidden, "Hidden sizes H")->delimiter(',');
+  cmd->add_option("--seq-len", args->config.seq_len, "Sequence lengths T")->delimiter(',');
+  cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
+      ->capture_default_str();
+  cmd->add_flag("--no-cpu", args->no_cpu, "Skip the CPU executor rows");
+  cmd->add_flag("--csv", args->csv, "CSV instead of a table");
+  cmd->callback([args, &exit_code] {
+    auto config = args->config;
+    config.cell = policy::parse_cell_type(args->cell);
+    config.cpu = !args->no_cpu;
+    const auto rows = bench_rnn_gpu(config);
+    if (args->csv) {
+      fmt::print(
+          "mode,batch,hidden,seq_len,us_per_call,samples_per_s,gflops,roofline_fraction,note\n");
+      for (const auto& r : rows)
+        fmt::print("{},{},{},{},{:.3f},{:.0f},{:.3f},{:.4f},{}\n", r.mode, r.batch, r.hidden,
+                   r.seq_len, r.us_per_call, r.samples_per_s, r.gflops, r.roofline_fraction,
+                   r.note);
+      exit_code = 0;
+      return;
+    }
+    fmt::print(
+        "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = cuBLAS fp32 GEMM of "
+        "the step's shape in this run (device time)\n",
+        args->cell, config.input, config.layers);
+    fmt::print("{:<22} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}  {}\n", "mode", "B", "H", "T",
+               "us/call", "samples/s", "GFLOP/s", "roofline", "note");
+    for (const auto& r : rows)
+      fmt::print("{:<22} {:>5} {:>5} {:>5} {:>12.2f} {:>14.0f} {:>9.2f} {:>8.1f}%  {}\n", r.mode,
+                 r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s, r.gflops,
+                 100 * r.roofline_fraction, r.note);
     exit_code = 0;
   });
 }
@@ -109,6 +161,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   });
 
   add_rnn_bench(*bench, exit_code);
+  add_rnn_gpu_bench(*bench, exit_code);
 }
 
 }  // namespace recur::cli

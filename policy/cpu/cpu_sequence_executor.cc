@@ -3,7 +3,7 @@
 namespace recur::policy {
 
 CpuSequenceExecutor::CpuSequenceExecutor(const CoreSpec& spec)
-    : SequenceExecutor(spec), engine_(spec) {}
+    : SequenceExecutor(spec), engine_(spec), layout_(canonical_layout(spec)) {}
 
 void CpuSequenceExecutor::load_impl(const CanonicalWeights& weights) {
   canonical_to_engine(weights, engine_, engine_.params());

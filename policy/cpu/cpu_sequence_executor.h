@@ -2,6 +2,7 @@
 // the SequenceExecutor interface. Its parameter layout is the canonical one, flattened.
 #pragma once
 
+#include "policy/convert/flat_layout.h"
 #include "policy/cpu/sequence_engine.h"
 #include "policy/executor.h"
 
@@ -13,6 +14,7 @@ class CpuSequenceExecutor final : public SequenceExecutor {
 
   std::span<float> parameters() override { return engine_.params(); }
   std::span<float> parameter_gradients() override { return engine_.grads(); }
+  const FlatLayout& parameter_layout() const override { return layout_; }
 
  private:
   void load_impl(const CanonicalWeights& weights) override;
@@ -26,6 +28,7 @@ class CpuSequenceExecutor final : public SequenceExecutor {
   CanonicalWeights gradients_impl() const override;
 
   SequenceEngine<float> engine_;
+  FlatLayout layout_;  // canonical: the engine's layout is the canonical flat order
 };
 
 // Flattens canonical weights into / reads them back from the engine layout (shared with tests).

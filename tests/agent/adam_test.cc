@@ -38,3 +38,42 @@ TEST_CASE("global gradient norm clipping scales all groups together") {
   CHECK(agent::clip_grad_norm(groups, 10.0) == doctest::Approx(1.0).epsilon(1e-5));
   CHECK(ga[0] == doctest::Approx(0.6).epsilon(1e-5));  // under the limit: unchanged
 }
+
+// A core group in a non-canonical layout (as cuDNN's opaque buffer): moments are saved in
+// canonical order and restored into any other layout of the same core, so a run checkpointed on
+// one device resumes on another.
+TEST_CASE("Adam moments of a laid-out group are saved in canonical order") {
+  using namespace recur::policy;
+  const CoreSpec spec{CellType::kGru, 2, 3, 1, 0};
+  const FlatLayout step = step_layout(spec);  // has zero blocks: positions no weight maps to
+  const FlatLayout canon = canonical_layout(spec);
+  std::vector<float> p(static_cast<size_t>(step.size), 0.0f), g(p.size(), 0.0f);
+  std::vector<float> canon_grad(step.position.size());
+  for (size_t i = 0; i < canon_grad.size(); ++i) canon_grad[i] = 0.01f * static_cast<float>(i + 1);
+  scatter_canonical(step, canon_grad, g);
+  std::vector<ParamGroup> groups{{"core", p, g, &step}};
+  recur::agent::Adam adam(groups);
+  adam.step(groups, 0.1f);
+  const TensorMap saved = adam.to_tensors();
+  const auto& m = saved.at("optim.adam.m.core").data;
+  REQUIRE(m.size() == canon_grad.size());
+  for (size_t i = 0; i < m.size(); ++i) CHECK(m[i] == doctest::Approx(0.1 * canon_grad[i]));
+
+  // Restore into the canonical layout (the CPU learner) and step both with the same gradients:
+  // the parameters agree position by position.
+  std::vector<float> p2(canon_grad.size(), 0.0f), g2 = canon_grad;
+  gather_canonical(step, p, p2);
+  std::vector<ParamGroup> groups2{{"core", p2, g2, &canon}};
+  recur::agent::Adam adam2(groups2);
+  adam2.load_tensors(saved);
+  adam.step(groups, 0.1f);
+  adam2.step(groups2, 0.1f);
+  std::vector<float> p_canon(canon_grad.size());
+  gather_canonical(step, p, p_canon);
+  CHECK(p_canon == p2);
+  // Zero blocks got no update.
+  std::vector<int> mapped(p.size(), 0);
+  for (int64_t pos : step.position) mapped[static_cast<size_t>(pos)] = 1;
+  for (size_t i = 0; i < p.size(); ++i)
+    if (!mapped[i]) CHECK(p[i] == 0.0f);
+}

@@ -1,0 +1,81 @@
+#include "policy/gpu_executors.h"
+
+#include "core/error.h"
+
+#ifdef RECUR_WITH_CUDA
+#include "policy/cuda/cuda_step_executor.h"
+#include "policy/cudnn/cudnn_sequence_executor.h"
+#endif
+
+namespace recur::policy {
+
+std::string_view to_string(RnnMath math) {
+  switch (math) {
+    case RnnMath::kFma:
+      return "fma";
+    case RnnMath::kTf32:
+      return "tf32";
+    case RnnMath::kFp16:
+      return "fp16";
+  }
+  return "?";
+}
+
+std::string_view to_string(RnnAlgo algo) {
+  switch (algo) {
+    case RnnAlgo::kAuto:
+      return "auto";
+    case RnnAlgo::kStandard:
+      return "standard";
+    case RnnAlgo::kPersistSmallH:
+      return "persist_small_h";
+  }
+  return "?";
+}
+
+RnnMath parse_rnn_math(std::string_view name) {
+  for (RnnMath m : {RnnMath::kFma, RnnMath::kTf32, RnnMath::kFp16})
+    if (name == to_string(m)) return m;
+  throw Error(fmt::format("unknown cuDNN math '{}': expected fma, tf32 or fp16", name));
+}
+
+RnnAlgo parse_rnn_algo(std::string_view name) {
+  for (RnnAlgo a : {RnnAlgo::kAuto, RnnAlgo::kStandard, RnnAlgo::kPersistSmallH})
+    if (name == to_string(a)) return a;
+  throw Error(fmt::format(
+      "unknown cuDNN RNN algorithm '{}': expected auto, standard or persist_small_h", name));
+}
+
+#ifdef RECUR_WITH_CUDA
+std::unique_ptr<StepExecutor> make_cuda_step_executor(const CoreSpec& spec, int slots,
+                                                      const CudaStepOptions& options) {
+  return std::make_unique<CudaStepExecutor>(spec, slots, options);
+}
+
+std::unique_ptr<SequenceExecutor> make_cudnn_sequence_executor(
+    const CoreSpec& spec, const CudnnSequenceOptions& options) {
+  return std::make_unique<CudnnSequenceExecutor>(spec, options);
+}
+#else
+namespace {
+[[noreturn]] void no_cuda(const char* what) {
+  throw Error(fmt::format(
+      "{} needs a CUDA build of recur, and this one has no CUDA support (configured with "
+      "RECUR_CUDA=OFF or without the CUDA toolkit); rebuild with the toolkit in /usr/local/cuda "
+      "or choose the cpu device",
+      what));
+}
+}  // namespace
+
+std::unique_ptr<StepExecutor> make_cuda_step_executor(const CoreSpec&, int,
+                                                      const CudaStepOptions&) {
+  no_cuda("the CUDA step executor");
+}
+
+std::unique_ptr<SequenceExecutor> make_cudnn_sequence_executor(const CoreSpec&,
+                                                               const CudnnSequenceOptions&) {
+  no_cuda("the cuDNN sequence executor");
+}
+#endif
+
+}  // namespace recur::policy

@@ -52,6 +52,14 @@ bool small_h(const CoreSpec& spec) {
   return spec.hidden <= (gated ? 128 : 256);
 }
 
+// cuDNN 9 statuses come in categories (NOT_SUPPORTED_SHAPE, ..._ARCH_MISMATCH, ...). The
+// persistent algorithm's refusal is any NOT_SUPPORTED or BAD_PARAM answer: STANDARD, which would
+// fail the same way on a real error, then runs and reports it.
+bool refused(cudnnStatus_t status) {
+  const int category = static_cast<int>(status) / 1000 * 1000;
+  return category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM;
+}
+
 bool same_table(const OpaqueTable& a, const OpaqueTable& b) {
   if (a.size != b.size || a.entries.size() != b.entries.size()) return false;
   for (size_t i = 0; i < a.entries.size(); ++i) {
@@ -125,13 +133,13 @@ bool CudnnSequenceExecutor::configure(const cudnn::RnnDescriptor& desc, cudnnRNN
       desc.get(), algo, cell_mode(s.cell), CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
       CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, math_type(options_.math), s.input,
       s.hidden, /*projSize=*/s.hidden, s.layers, dropout_.get(), CUDNN_RNN_PADDED_IO_ENABLED);
-  if (status == CUDNN_STATUS_NOT_SUPPORTED && algo != CUDNN_RNN_ALGO_STANDARD) return false;
+  if (algo != CUDNN_RNN_ALGO_STANDARD && refused(status)) return false;
   CUDNN_CHECK(status);
   if (s.cell == CellType::kLstm && s.cell_clip > 0) {
     const double clip = s.cell_clip;
     const cudnnStatus_t clip_status =
         cudnnRNNSetClip_v9(desc.get(), CUDNN_RNN_CLIP_MINMAX, -clip, clip);
-    if (clip_status == CUDNN_STATUS_NOT_SUPPORTED && algo != CUDNN_RNN_ALGO_STANDARD) return false;
+    if (algo != CUDNN_RNN_ALGO_STANDARD && refused(clip_status)) return false;
     CUDNN_CHECK(clip_status);
   }
   return true;
@@ -166,7 +174,11 @@ bool CudnnSequenceExecutor::run_forward(RnnAlgo algo) {
   size_t work = 0, reserve = 0;
   const cudnnStatus_t size_status = cudnnGetRNNTempSpaceSizes(
       handle_.get(), desc, CUDNN_FWD_MODE_TRAINING, x_desc_.get(), &work, &reserve);
-  if (persist && size_status != CUDNN_STATUS_SUCCESS) return false;
+  if (persist && size_status != CUDNN_STATUS_SUCCESS) {
+    spdlog::info("cudnn sequence executor: persist_small_h temp-space query: {}",
+                 cudnnGetErrorString(size_status));
+    return false;
+  }
   CUDNN_CHECK(size_status);
   work_.reserve(work);
   reserve_.reserve(reserve);
@@ -177,7 +189,11 @@ bool CudnnSequenceExecutor::run_forward(RnnAlgo algo) {
       d_x_pad_.data(), y_desc_.get(), d_y_pad_.data(), h_desc_.get(), d_hx_.data(), d_hy_.data(),
       h_desc_.get(), lstm ? d_cx_.data() : nullptr, lstm ? d_cy_.data() : nullptr, weight_bytes_,
       w_.data(), work_bytes_, work_.data(), reserve_bytes_, reserve_.data());
-  if (persist && status == CUDNN_STATUS_NOT_SUPPORTED) return false;
+  if (persist && refused(status)) {
+    spdlog::info("cudnn sequence executor: persist_small_h forward: {}",
+                 cudnnGetErrorString(status));
+    return false;
+  }
   CUDNN_CHECK(status);
   return true;
 }
@@ -371,7 +387,9 @@ void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<f
   };
   cudnnStatus_t status = backward_data(descriptor(last_algo_));
   if (status == CUDNN_STATUS_SUCCESS) status = backward_weights(descriptor(last_algo_));
-  if (last_algo_ == RnnAlgo::kPersistSmallH && status == CUDNN_STATUS_NOT_SUPPORTED) {
+  if (last_algo_ == RnnAlgo::kPersistSmallH && refused(status)) {
+    spdlog::info("cudnn sequence executor: persist_small_h backward: {}",
+                 cudnnGetErrorString(status));
     // Redo the forward with STANDARD (its own reserve space), then its backward.
     refuse_persist(M, N, "backward");
     const bool ran = run_forward(RnnAlgo::kStandard);

@@ -26,7 +26,9 @@
 // Algorithms: STANDARD always works. With options.algo auto or persist_small_h the executor tries
 // CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H when a batch is eligible (no cut sub-sequences, i.e. all
 // lengths T; H <= 128 for LSTM/GRU, <= 256 for RNN, the backward limits) and falls back to
-// STANDARD, remembered per (T, N) shape, when cuDNN answers NOT_SUPPORTED.
+// STANDARD, remembered per (T, N) shape, when cuDNN refuses it (a NOT_SUPPORTED or BAD_PARAM
+// status from the descriptor, size query, forward or backward; a backward refusal re-runs the
+// forward with STANDARD first, since the reserve space belongs to the algorithm).
 //
 // Not thread-safe; one executor per thread. Every call synchronizes its stream before returning.
 #pragma once
@@ -62,7 +64,8 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
 
   // What cudnnGetRNNWeightParams reported for the STANDARD descriptor (for tests and reports).
   const OpaqueTable& weight_table() const { return table_; }
-  // The algorithm the last forward ran: kStandard or kPersistSmallH (kStandard before any).
+  // The algorithm of the last forward's results: kStandard or kPersistSmallH (kStandard before
+  // any forward, and after a backward that had to re-run the forward with STANDARD).
   RnnAlgo last_algo() const { return last_algo_; }
   const CudnnSequenceOptions& options() const { return options_; }
 
@@ -78,14 +81,14 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   CanonicalWeights gradients_impl() const override;
 
   void use_device() const;
-  // Sets `desc` for `algo`; false when cuDNN answers NOT_SUPPORTED (other errors throw).
+  // Sets `desc` for `algo`; false when cuDNN refuses a persistent algo (other errors throw).
   bool configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo);
   bool persist_eligible() const;
   bool persist_refused(int max_length, int count) const;
   void refuse_persist(int max_length, int count, const char* where);
   // Sizes the temp spaces for the current data descriptors and runs cudnnRNNForward (TRAINING)
   // on the staged device inputs with `algo`. Returns false when the persistent descriptor is
-  // refused (NOT_SUPPORTED from the size query or the forward call); STANDARD errors throw.
+  // refused (by the size query or the forward call); STANDARD errors throw.
   bool run_forward(RnnAlgo algo);
   cudnnRNNDescriptor_t descriptor(RnnAlgo algo) const;
 

@@ -344,7 +344,7 @@ void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
 
 void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<float> dx,
                                           std::span<float> d_initial_state) {
-  RECUR_ASSERT(have_forward_);
+  RECUR_CHECK_ARG(have_forward_, "backward: the last forward did not complete (it threw)");
   use_device();
   cudaStream_t stream = stream_.get();
   const CoreSpec& s = spec();

@@ -1,0 +1,437 @@
+#include "policy/cudnn/cudnn_sequence_executor.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "kernels/gather.h"
+#include "policy/cudnn/cudnn_weight_table.h"
+
+namespace recur::policy {
+namespace {
+
+// Selects the device before any member (stream, handle, buffers) is created on it.
+const CudnnSequenceOptions& select_device(const CudnnSequenceOptions& options) {
+  CUDA_CHECK(cudaSetDevice(options.device));
+  return options;
+}
+
+cudnnRNNMode_t cell_mode(CellType cell) {
+  switch (cell) {
+    case CellType::kLstm:
+      return CUDNN_LSTM;
+    case CellType::kGru:
+      return CUDNN_GRU;
+    case CellType::kRnnTanh:
+      return CUDNN_RNN_TANH;
+    case CellType::kRnnRelu:
+      return CUDNN_RNN_RELU;
+  }
+  RECUR_ASSERT(false);
+  return CUDNN_LSTM;
+}
+
+cudnnMathType_t math_type(RnnMath math) {
+  switch (math) {
+    case RnnMath::kFma:
+      return CUDNN_FMA_MATH;  // no tensor cores: parity with the CPU executors
+    case RnnMath::kTf32:
+      return CUDNN_DEFAULT_MATH;  // TF32 tensor cores on Ampere and later
+    case RnnMath::kFp16:
+      return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+  }
+  RECUR_ASSERT(false);
+  return CUDNN_FMA_MATH;
+}
+
+// PERSIST_STATIC_SMALL_H's backward limits (PyTorch's use_rnn_persist_small_h; RNN_REFERENCE 1.8).
+bool small_h(const CoreSpec& spec) {
+  const bool gated = spec.cell == CellType::kLstm || spec.cell == CellType::kGru;
+  return spec.hidden <= (gated ? 128 : 256);
+}
+
+// cuDNN 9 statuses come in categories (NOT_SUPPORTED_SHAPE, ..._ARCH_MISMATCH, ...). The
+// persistent algorithm's refusal is any NOT_SUPPORTED or BAD_PARAM answer: STANDARD, which would
+// fail the same way on a real error, then runs and reports it.
+bool refused(cudnnStatus_t status) {
+  const int category = static_cast<int>(status) / 1000 * 1000;
+  return category == CUDNN_STATUS_NOT_SUPPORTED || category == CUDNN_STATUS_BAD_PARAM;
+}
+
+bool same_table(const OpaqueTable& a, const OpaqueTable& b) {
+  if (a.size != b.size || a.entries.size() != b.entries.size()) return false;
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    const OpaqueEntry &x = a.entries[i], &y = b.entries[i];
+    if (x.pseudo_layer != y.pseudo_layer || x.lin_id != y.lin_id || x.bias != y.bias ||
+        x.offset != y.offset || x.dims != y.dims)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CudnnSequenceExecutor::CudnnSequenceExecutor(const CoreSpec& spec,
+                                             const CudnnSequenceOptions& options)
+    : SequenceExecutor(spec), options_(select_device(options)), dropout_(handle_.get()) {
+  CUDNN_CHECK(cudnnSetStream(handle_.get(), stream_.get()));
+  const bool configured = configure(standard_, CUDNN_RNN_ALGO_STANDARD);  // errors throw
+  RECUR_ASSERT(configured);
+
+  // The opaque weight space and cuDNN's own account of where every gate lives.
+  CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(handle_.get(), standard_.get(), &weight_bytes_));
+  RECUR_ASSERT(weight_bytes_ > 0 && weight_bytes_ % sizeof(float) == 0);
+  const size_t n = weight_bytes_ / sizeof(float);
+  w_.resize(n);
+  dw_.resize(n);
+  table_ =
+      cudnn::query_weight_table(handle_.get(), standard_.get(), spec, w_.data(), weight_bytes_);
+  layout_ = opaque_layout(spec, table_);
+  RECUR_ASSERT(layout_.size == static_cast<int64_t>(n));
+  host_w_.resize(n);
+  host_dw_.resize(n);
+  std::fill_n(host_w_.data(), n, 0.0f);
+  std::fill_n(host_dw_.data(), n, 0.0f);
+  w_.zero(stream_.get());
+  dw_.zero(stream_.get());
+
+  // The persistent descriptor, kept only when cuDNN accepts it with the very same weight layout
+  // (the weight space is shared between the two descriptors).
+  if (options_.algo != RnnAlgo::kStandard && small_h(spec)) {
+    try {
+      size_t bytes = 0;
+      if (configure(persist_, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H) &&
+          cudnnGetRNNWeightSpaceSize(handle_.get(), persist_.get(), &bytes) ==
+              CUDNN_STATUS_SUCCESS &&
+          bytes == weight_bytes_) {
+        persist_available_ =
+            same_table(table_, cudnn::query_weight_table(handle_.get(), persist_.get(), spec,
+                                                         w_.data(), weight_bytes_));
+      }
+    } catch (const DeviceError& e) {
+      spdlog::info("cudnn sequence executor: persist_small_h unavailable ({})", e.what());
+    }
+    if (!persist_available_)
+      spdlog::info(
+          "cudnn sequence executor: persist_small_h not accepted for this core, using "
+          "standard");
+  }
+  stream_.synchronize();
+}
+
+CudnnSequenceExecutor::~CudnnSequenceExecutor() = default;
+
+void CudnnSequenceExecutor::use_device() const {
+  CUDA_CHECK(cudaSetDevice(options_.device));
+}
+
+bool CudnnSequenceExecutor::configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo) {
+  const CoreSpec& s = spec();
+  const cudnnStatus_t status = cudnnSetRNNDescriptor_v8(
+      desc.get(), algo, cell_mode(s.cell), CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
+      CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, math_type(options_.math), s.input,
+      s.hidden, /*projSize=*/s.hidden, s.layers, dropout_.get(), CUDNN_RNN_PADDED_IO_ENABLED);
+  if (algo != CUDNN_RNN_ALGO_STANDARD && refused(status)) return false;
+  CUDNN_CHECK(status);
+  if (s.cell == CellType::kLstm && s.cell_clip > 0) {
+    const double clip = s.cell_clip;
+    const cudnnStatus_t clip_status =
+        cudnnRNNSetClip_v9(desc.get(), CUDNN_RNN_CLIP_MINMAX, -clip, clip);
+    if (algo != CUDNN_RNN_ALGO_STANDARD && refused(clip_status)) return false;
+    CUDNN_CHECK(clip_status);
+  }
+  return true;
+}
+
+cudnnRNNDescriptor_t CudnnSequenceExecutor::descriptor(RnnAlgo algo) const {
+  return algo == RnnAlgo::kPersistSmallH ? persist_.get() : standard_.get();
+}
+
+bool CudnnSequenceExecutor::persist_refused(int max_length, int count) const {
+  return std::find(persist_refused_.begin(), persist_refused_.end(),
+                   std::pair{max_length, count}) != persist_refused_.end();
+}
+
+void CudnnSequenceExecutor::refuse_persist(int max_length, int count, const char* where) {
+  persist_refused_.emplace_back(max_length, count);
+  spdlog::info(
+      "cudnn sequence executor: persist_small_h refused in {} for T {} x N {}, using "
+      "standard for this shape",
+      where, max_length, count);
+}
+
+bool CudnnSequenceExecutor::persist_eligible() const {
+  return persist_available_ && plan_.equal_lengths() &&
+         !persist_refused(plan_.max_length, plan_.count);
+}
+
+bool CudnnSequenceExecutor::run_forward(RnnAlgo algo) {
+  const bool persist = algo == RnnAlgo::kPersistSmallH;
+  const bool lstm = has_cell_state(spec().cell);
+  cudnnRNNDescriptor_t desc = descriptor(algo);
+  size_t work = 0, reserve = 0;
+  const cudnnStatus_t size_status = cudnnGetRNNTempSpaceSizes(
+      handle_.get(), desc, CUDNN_FWD_MODE_TRAINING, x_desc_.get(), &work, &reserve);
+  if (persist && size_status != CUDNN_STATUS_SUCCESS) {
+    spdlog::info("cudnn sequence executor: persist_small_h temp-space query: {}",
+                 cudnnGetErrorString(size_status));
+    return false;
+  }
+  CUDNN_CHECK(size_status);
+  work_.reserve(work);
+  reserve_.reserve(reserve);
+  work_bytes_ = work;
+  reserve_bytes_ = reserve;
+  const cudnnStatus_t status = cudnnRNNForward(
+      handle_.get(), desc, CUDNN_FWD_MODE_TRAINING, d_lengths_.data(), x_desc_.get(),
+      d_x_pad_.data(), y_desc_.get(), d_y_pad_.data(), h_desc_.get(), d_hx_.data(), d_hy_.data(),
+      h_desc_.get(), lstm ? d_cx_.data() : nullptr, lstm ? d_cy_.data() : nullptr, weight_bytes_,
+      w_.data(), work_bytes_, work_.data(), reserve_bytes_, reserve_.data());
+  if (persist && refused(status)) {
+    spdlog::info("cudnn sequence executor: persist_small_h forward: {}",
+                 cudnnGetErrorString(status));
+    return false;
+  }
+  CUDNN_CHECK(status);
+  return true;
+}
+
+void CudnnSequenceExecutor::load_impl(const CanonicalWeights& weights) {
+  const std::vector<float> flat = flatten(weights);
+  scatter_canonical(layout_, flat, host_w_.span());  // zeroes gaps
+  use_device();
+  w_.upload(host_w_.span(), stream_.get());
+  stream_.synchronize();
+}
+
+CanonicalWeights CudnnSequenceExecutor::weights_impl() const {
+  // The host mirror is the truth (forward uploads it): no device read needed.
+  std::vector<float> flat(layout_.position.size());
+  gather_canonical(layout_, std::span<const float>(host_w_.data(), host_w_.size()), flat);
+  return unflatten(spec(), flat);
+}
+
+CanonicalWeights CudnnSequenceExecutor::gradients_impl() const {
+  std::vector<float> flat(layout_.position.size());
+  gather_canonical(layout_, std::span<const float>(host_dw_.data(), host_dw_.size()), flat);
+  return unflatten(spec(), flat);
+}
+
+void CudnnSequenceExecutor::zero_gradients_impl() {
+  std::fill_n(host_dw_.data(), host_dw_.size(), 0.0f);
+  use_device();
+  dw_.zero(stream_.get());
+  stream_.synchronize();
+}
+
+void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
+                                         std::span<const uint8_t> episode_start,
+                                         std::span<const float> initial_state, std::span<float> y,
+                                         std::span<float> final_state) {
+  use_device();
+  cudaStream_t stream = stream_.get();
+  plan_sequences_into(plan_, T, B, episode_start);
+  have_forward_ = false;  // the kept state is being replaced
+  const CoreSpec& s = spec();
+  const bool lstm = has_cell_state(s.cell);
+  const int N = plan_.count, M = plan_.max_length, L = s.layers, H = s.hidden, in = s.input;
+  const auto S = static_cast<size_t>(s.state_size());
+  const size_t tb = static_cast<size_t>(T) * B, rows = static_cast<size_t>(M) * N;
+  const size_t lnh = static_cast<size_t>(L) * N * H;
+
+  // Descriptors of this batch's shape: x/y (M, N, in|H) padded, h/c (L, N, H).
+  x_desc_.set_seq_major_padded(M, in, plan_.lengths);
+  y_desc_.set_seq_major_padded(M, H, plan_.lengths);
+  h_desc_.set_packed_3d(L, N, H);
+
+  // Device buffers grow to the largest shape seen (no allocation for repeated shapes).
+  d_x_.reserve(tb * in);
+  d_x_pad_.reserve(rows * in);
+  d_y_.reserve(tb * H);
+  d_y_pad_.reserve(rows * H);
+  d_hx_.reserve(lnh);
+  d_hy_.reserve(lnh);
+  if (lstm) {
+    d_cx_.reserve(lnh);
+    d_cy_.reserve(lnh);
+  }
+  d_lengths_.reserve(static_cast<size_t>(N));
+  d_padded_row_.reserve(tb);
+  d_source_row_.reserve(rows);
+
+  // Stage and upload: the index arrays [lengths (N) | padded_row (T*B) | source_row (M*N)].
+  pin_index_.reserve(static_cast<size_t>(N) + tb + rows);
+  int32_t* idx = pin_index_.data();
+  std::copy(plan_.lengths.begin(), plan_.lengths.end(), idx);
+  std::copy(plan_.padded_row.begin(), plan_.padded_row.end(), idx + N);
+  std::copy(plan_.source_row.begin(), plan_.source_row.end(), idx + N + tb);
+  d_lengths_.upload({idx, static_cast<size_t>(N)}, stream);
+  d_padded_row_.upload({idx + N, tb}, stream);
+  d_source_row_.upload({idx + N + tb, rows}, stream);
+
+  // x (T, B, in)
+  pin_in_.reserve(tb * in);
+  std::copy(x.begin(), x.end(), pin_in_.data());
+  d_x_.upload({pin_in_.data(), tb * in}, stream);
+
+  // hx, cx (L, N, H) from initial_state (B, S) = [h of layers | c of layers] per env; zeros for
+  // sub-sequences that start an episode (initial_row = -1).
+  pin_state_.reserve(2 * lnh);
+  float* hx = pin_state_.data();
+  float* cx = hx + lnh;
+  for (int k = 0; k < L; ++k)
+    for (int n = 0; n < N; ++n) {
+      const int32_t b = plan_.initial_row[static_cast<size_t>(n)];
+      const size_t dst = (static_cast<size_t>(k) * N + n) * H;
+      const float* src = b >= 0 ? initial_state.data() + static_cast<size_t>(b) * S : nullptr;
+      for (int j = 0; j < H; ++j) {
+        hx[dst + j] = src ? src[k * H + j] : 0.0f;
+        if (lstm) cx[dst + j] = src ? src[(L + k) * H + j] : 0.0f;
+      }
+    }
+  d_hx_.upload({hx, lnh}, stream);
+  if (lstm) d_cx_.upload({cx, lnh}, stream);
+
+  // The parameters as the optimizer left them in the host mirror.
+  w_.upload(host_w_.span(), stream);
+
+  // x -> padded layout (zeros in the padding), then one cuDNN call.
+  kernels::launch_gather_rows(d_x_.data(), d_x_pad_.data(), d_source_row_.data(),
+                              static_cast<int>(rows), in, stream);
+  RnnAlgo algo = RnnAlgo::kStandard;
+  if (persist_eligible()) {
+    if (run_forward(RnnAlgo::kPersistSmallH)) {
+      algo = RnnAlgo::kPersistSmallH;
+    } else {
+      refuse_persist(M, N, "forward");
+    }
+  }
+  if (algo == RnnAlgo::kStandard) {
+    const bool ran = run_forward(RnnAlgo::kStandard);  // STANDARD errors throw
+    RECUR_ASSERT(ran);
+  }
+  last_algo_ = algo;
+
+  // y back to (T, B, H); final states from hy/cy rows final_sub.
+  kernels::launch_gather_rows(d_y_pad_.data(), d_y_.data(), d_padded_row_.data(),
+                              static_cast<int>(tb), H, stream);
+  pin_out_.reserve(tb * H);
+  d_y_.download({pin_out_.data(), tb * H}, stream);
+  float* hy = pin_state_.data();  // stream order: after the hx/cx uploads above
+  float* cy = hy + lnh;
+  if (!final_state.empty()) {
+    d_hy_.download({hy, lnh}, stream);
+    if (lstm) d_cy_.download({cy, lnh}, stream);
+  }
+  stream_.synchronize();
+  have_forward_ = true;
+
+  std::copy_n(pin_out_.data(), tb * H, y.begin());
+  if (!final_state.empty()) {
+    for (int b = 0; b < B; ++b) {
+      const auto n = static_cast<size_t>(plan_.final_sub[static_cast<size_t>(b)]);
+      float* dst = final_state.data() + static_cast<size_t>(b) * S;
+      for (int k = 0; k < L; ++k) {
+        const size_t src = (static_cast<size_t>(k) * N + n) * H;
+        std::copy_n(hy + src, H, dst + k * H);
+        if (lstm) std::copy_n(cy + src, H, dst + (L + k) * H);
+      }
+    }
+  }
+}
+
+void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<float> dx,
+                                          std::span<float> d_initial_state) {
+  RECUR_CHECK_ARG(have_forward_, "backward: the last forward did not complete (it threw)");
+  use_device();
+  cudaStream_t stream = stream_.get();
+  const CoreSpec& s = spec();
+  const bool lstm = has_cell_state(s.cell);
+  const int T = plan_.T, B = plan_.B;
+  const int N = plan_.count, M = plan_.max_length, L = s.layers, H = s.hidden, in = s.input;
+  const auto S = static_cast<size_t>(s.state_size());
+  const size_t tb = static_cast<size_t>(T) * B, rows = static_cast<size_t>(M) * N;
+  const size_t lnh = static_cast<size_t>(L) * N * H;
+
+  d_dy_pad_.reserve(rows * H);
+  d_dx_pad_.reserve(rows * in);
+  d_dhx_.reserve(lnh);
+  if (lstm) d_dcx_.reserve(lnh);
+
+  // dy (T, B, H) -> padded (zeros in the padding: those outputs do not exist for the loss).
+  pin_out_.reserve(tb * H);
+  std::copy(dy.begin(), dy.end(), pin_out_.data());
+  d_y_.upload({pin_out_.data(), tb * H}, stream);  // d_y_ is free after forward: holds dy now
+  kernels::launch_gather_rows(d_y_.data(), d_dy_pad_.data(), d_source_row_.data(),
+                              static_cast<int>(rows), H, stream);
+  // The host gradient mirror is the truth: cuDNN ADDs this batch's gradients onto it.
+  dw_.upload(host_dw_.span(), stream);
+
+  // BackwardData must come first (it updates the reserve space BackwardWeights reads). NULL
+  // dhy/dcy: no gradient flows into the final state.
+  auto backward_data = [&](cudnnRNNDescriptor_t desc) {
+    return cudnnRNNBackwardData_v8(
+        handle_.get(), desc, d_lengths_.data(), y_desc_.get(), d_y_pad_.data(), d_dy_pad_.data(),
+        x_desc_.get(), d_dx_pad_.data(), h_desc_.get(), d_hx_.data(), nullptr, d_dhx_.data(),
+        h_desc_.get(), lstm ? d_cx_.data() : nullptr, nullptr, lstm ? d_dcx_.data() : nullptr,
+        weight_bytes_, w_.data(), work_bytes_, work_.data(), reserve_bytes_, reserve_.data());
+  };
+  // Weight-space pair before the workspace pair (the C signature's order).
+  auto backward_weights = [&](cudnnRNNDescriptor_t desc) {
+    return cudnnRNNBackwardWeights_v8(handle_.get(), desc, CUDNN_WGRAD_MODE_ADD, d_lengths_.data(),
+                                      x_desc_.get(), d_x_pad_.data(), h_desc_.get(), d_hx_.data(),
+                                      y_desc_.get(), d_y_pad_.data(), weight_bytes_, dw_.data(),
+                                      work_bytes_, work_.data(), reserve_bytes_, reserve_.data());
+  };
+  cudnnStatus_t status = backward_data(descriptor(last_algo_));
+  if (status == CUDNN_STATUS_SUCCESS) status = backward_weights(descriptor(last_algo_));
+  if (last_algo_ == RnnAlgo::kPersistSmallH && refused(status)) {
+    spdlog::info("cudnn sequence executor: persist_small_h backward: {}",
+                 cudnnGetErrorString(status));
+    // Redo the forward with STANDARD (its own reserve space), then its backward.
+    refuse_persist(M, N, "backward");
+    const bool ran = run_forward(RnnAlgo::kStandard);
+    RECUR_ASSERT(ran);
+    last_algo_ = RnnAlgo::kStandard;
+    status = backward_data(standard_.get());
+    if (status == CUDNN_STATUS_SUCCESS) status = backward_weights(standard_.get());
+  }
+  CUDNN_CHECK(status);
+
+  // dx back to (T, B, in); d_initial_state from dhx/dcx rows per initial_row; dw to the mirror.
+  if (!dx.empty()) {
+    kernels::launch_gather_rows(d_dx_pad_.data(), d_x_.data(), d_padded_row_.data(),
+                                static_cast<int>(tb), in, stream);
+    pin_in_.reserve(tb * in);
+    d_x_.download({pin_in_.data(), tb * in}, stream);
+  }
+  pin_state_.reserve(2 * lnh);
+  float* dhx = pin_state_.data();
+  float* dcx = dhx + lnh;
+  if (!d_initial_state.empty()) {
+    d_dhx_.download({dhx, lnh}, stream);
+    if (lstm) d_dcx_.download({dcx, lnh}, stream);
+  }
+  dw_.download(host_dw_.span(), stream);
+  stream_.synchronize();
+
+  if (!dx.empty()) std::copy_n(pin_in_.data(), tb * in, dx.begin());
+  if (!d_initial_state.empty()) {
+    // Envs whose first step starts an episode get zeros: their initial state is not used.
+    std::fill(d_initial_state.begin(), d_initial_state.end(), 0.0f);
+    for (int n = 0; n < N; ++n) {
+      const int32_t b = plan_.initial_row[static_cast<size_t>(n)];
+      if (b < 0) continue;
+      float* dst = d_initial_state.data() + static_cast<size_t>(b) * S;
+      for (int k = 0; k < L; ++k) {
+        const size_t src = (static_cast<size_t>(k) * N + static_cast<size_t>(n)) * H;
+        std::copy_n(dhx + src, H, dst + k * H);
+        if (lstm) std::copy_n(dcx + src, H, dst + (L + k) * H);
+      }
+    }
+  }
+}
+
+}  // namespace recur::policy

@@ -1,0 +1,131 @@
+// The cuDNN sequence executor: the learner's core on a GPU, one cudnnRNNForward (TRAINING) and one
+// cudnnRNNBackwardData_v8 + cudnnRNNBackwardWeights_v8 per call, behind SequenceExecutor.
+//
+// cuDNN cannot reset state mid-sequence, so every (T, B) batch is cut at episode starts into N
+// sub-sequences (policy/sequence_plan.h) laid out padded, time-major, (max_length, N):
+//
+//   x (T, B, in) --gather source_row--> x_pad (max_length, N, in) --cuDNN--> y_pad (.., N, H)
+//   y_pad --gather padded_row--> y (T, B, H)
+//   hx, cx (L, N, H): row n = env b's initial state when initial_row[n] = b, else zeros
+//   final_state of env b: hy, cy row final_sub[b]
+//
+// Backward runs the same maps the other way (dy scattered into the padded layout with zeros in
+// the padding, dhx/dcx rows gathered per initial_row). The cuDNN descriptor is built once per
+// spec (float32 data and math, DOUBLE_BIAS, unidirectional, LINEAR_INPUT, PADDED_IO_ENABLED, no
+// dropout, LSTM cell clip via cudnnRNNSetClip_v9 MINMAX [-clip, clip]); the opaque weight layout
+// is asked of cuDNN gate by gate and checked (cudnn_weight_table.h, opaque_layout()).
+//
+// Weights and gradients, the host-span interface: parameters() and parameter_gradients() are
+// host mirrors of the opaque weight space w and its gradient dw, in cuDNN's layout (gaps, if any,
+// hold zeros). The host mirrors are the truth: forward() uploads the parameter mirror into w
+// before running, so an optimizer may edit parameters() between calls; backward() uploads the
+// gradient mirror into dw, lets cuDNN ADD this batch's gradients, and downloads dw into the
+// mirror again. A device-resident optimizer (device_weights(), device_gradients(), layout(),
+// stream()) comes next; until then device-side edits of w/dw are overwritten by those uploads.
+//
+// Algorithms: STANDARD always works. With options.algo auto or persist_small_h the executor tries
+// CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H when a batch is eligible (no cut sub-sequences, i.e. all
+// lengths T; H <= 128 for LSTM/GRU, <= 256 for RNN, the backward limits) and falls back to
+// STANDARD, remembered per (T, N) shape, when cuDNN refuses it (a NOT_SUPPORTED or BAD_PARAM
+// status from the descriptor, size query, forward or backward; a backward refusal re-runs the
+// forward with STANDARD first, since the reserve space belongs to the algorithm).
+//
+// Not thread-safe; one executor per thread. Every call synchronizes its stream before returning.
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda_memory.h"
+#include "policy/convert/flat_layout.h"
+#include "policy/cudnn/cudnn_handles.h"
+#include "policy/executor.h"
+#include "policy/gpu_executors.h"
+#include "policy/sequence_plan.h"
+
+namespace recur::policy {
+
+class CudnnSequenceExecutor final : public SequenceExecutor {
+ public:
+  CudnnSequenceExecutor(const CoreSpec& spec, const CudnnSequenceOptions& options = {});
+  ~CudnnSequenceExecutor() override;
+
+  std::span<float> parameters() override { return host_w_.span(); }
+  std::span<float> parameter_gradients() override { return host_dw_.span(); }
+
+  // The device side, for the device-resident optimizer of the next step (see the header note).
+  float* device_weights() { return w_.data(); }
+  float* device_gradients() { return dw_.data(); }
+  const FlatLayout& layout() const { return layout_; }
+  cudaStream_t stream() const { return stream_.get(); }
+
+  // What cudnnGetRNNWeightParams reported for the STANDARD descriptor (for tests and reports).
+  const OpaqueTable& weight_table() const { return table_; }
+  // The algorithm of the last forward's results: kStandard or kPersistSmallH (kStandard before
+  // any forward, and after a backward that had to re-run the forward with STANDARD).
+  RnnAlgo last_algo() const { return last_algo_; }
+  const CudnnSequenceOptions& options() const { return options_; }
+
+ private:
+  void load_impl(const CanonicalWeights& weights) override;
+  CanonicalWeights weights_impl() const override;
+  void forward_impl(int T, int B, std::span<const float> x, std::span<const uint8_t> episode_start,
+                    std::span<const float> initial_state, std::span<float> y,
+                    std::span<float> final_state) override;
+  void backward_impl(std::span<const float> dy, std::span<float> dx,
+                     std::span<float> d_initial_state) override;
+  void zero_gradients_impl() override;
+  CanonicalWeights gradients_impl() const override;
+
+  void use_device() const;
+  // Sets `desc` for `algo`; false when cuDNN refuses a persistent algo (other errors throw).
+  bool configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo);
+  bool persist_eligible() const;
+  bool persist_refused(int max_length, int count) const;
+  void refuse_persist(int max_length, int count, const char* where);
+  // Sizes the temp spaces for the current data descriptors and runs cudnnRNNForward (TRAINING)
+  // on the staged device inputs with `algo`. Returns false when the persistent descriptor is
+  // refused (by the size query or the forward call); STANDARD errors throw.
+  bool run_forward(RnnAlgo algo);
+  cudnnRNNDescriptor_t descriptor(RnnAlgo algo) const;
+
+  CudnnSequenceOptions options_;
+  kernels::CudaStream stream_;
+  cudnn::Handle handle_;
+  cudnn::NoDropoutDescriptor dropout_;
+  cudnn::RnnDescriptor standard_;
+  cudnn::RnnDescriptor persist_;
+  bool persist_available_ = false;  // persist_ configured and with the same weight layout
+  std::vector<std::pair<int, int>> persist_refused_;  // (max_length, N) shapes cuDNN refused
+
+  size_t weight_bytes_ = 0;
+  OpaqueTable table_;
+  FlatLayout layout_;
+  kernels::DeviceBuffer<float> w_, dw_;            // (layout_.size) opaque weight space
+  kernels::PinnedBuffer<float> host_w_, host_dw_;  // host mirrors (the truth)
+
+  // The last forward's plan, descriptors and device data (backward needs all of them intact).
+  SequencePlan plan_;
+  RnnAlgo last_algo_ = RnnAlgo::kStandard;
+  bool have_forward_ = false;
+  cudnn::RnnDataDescriptor x_desc_, y_desc_;
+  cudnn::TensorDescriptor h_desc_;  // (L, N, H), for h and c
+  size_t work_bytes_ = 0, reserve_bytes_ = 0;
+  kernels::DeviceBuffer<unsigned char> work_, reserve_;
+  kernels::DeviceBuffer<int32_t> d_lengths_;                // (N) devSeqLengths
+  kernels::DeviceBuffer<int32_t> d_padded_row_;             // (T * B)
+  kernels::DeviceBuffer<int32_t> d_source_row_;             // (max_length * N)
+  kernels::DeviceBuffer<float> d_x_, d_x_pad_;              // (T, B, in), (max_length, N, in)
+  kernels::DeviceBuffer<float> d_y_, d_y_pad_;              // (T, B, H), (max_length, N, H)
+  kernels::DeviceBuffer<float> d_hx_, d_cx_, d_hy_, d_cy_;  // (L, N, H); c only for LSTM
+  kernels::DeviceBuffer<float> d_dy_pad_, d_dx_pad_;        // (max_length, N, H | in)
+  kernels::DeviceBuffer<float> d_dhx_, d_dcx_;              // (L, N, H)
+  // Host staging (pinned, grown with reserve()): x or dx, y or dy, the index arrays, h/c states.
+  kernels::PinnedBuffer<float> pin_in_, pin_out_, pin_state_;
+  kernels::PinnedBuffer<int32_t> pin_index_;
+};
+
+}  // namespace recur::policy

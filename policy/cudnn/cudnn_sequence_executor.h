@@ -55,6 +55,7 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
 
   std::span<float> parameters() override { return host_w_.span(); }
   std::span<float> parameter_gradients() override { return host_dw_.span(); }
+  const FlatLayout& parameter_layout() const override { return layout_; }
 
   // The device side, for the device-resident optimizer of the next step (see the header note).
   float* device_weights() { return w_.data(); }

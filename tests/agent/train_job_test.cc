@@ -69,7 +69,8 @@ std::vector<std::string> progress_without_timing(const std::filesystem::path& ru
 }  // namespace
 
 TEST_CASE("same seed and config give identical progress rows except timing") {
-  const auto dir = std::filesystem::temp_directory_path() / "recur_train_job_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("recur_train_job_test." + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const auto c = small_config(dir.string());
   const auto a = agent::run_train_job(c, agent::to_yaml(c), named("a"));
@@ -101,7 +102,8 @@ TEST_CASE("same seed and config give identical progress rows except timing") {
 TEST_CASE("a short training run learns CartPole") {
   // Smoke test of real learning: a random policy scores about 22 on CartPole-v1; 24k steps of
   // recurrent PPO reach well above 100 (deterministic evaluation over 10 episodes).
-  const auto dir = std::filesystem::temp_directory_path() / "recur_train_smoke_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("recur_train_smoke_test." + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   auto c = small_config(dir.string());
   c.env.num_envs = 8;
@@ -122,7 +124,8 @@ TEST_CASE("a short training run learns CartPole") {
 }
 
 TEST_CASE("a stop request ends the run with a checkpoint") {
-  const auto dir = std::filesystem::temp_directory_path() / "recur_train_stop_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("recur_train_stop_test." + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const auto c = small_config(dir.string());
   std::atomic<bool> stop{true};

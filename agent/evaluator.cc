@@ -36,7 +36,7 @@ EvalResult evaluate_policy(const policy::PolicySpec& spec, const policy::TensorM
   RECUR_CHECK(venv.obs_dim() == spec.obs_dim,
               "the policy takes observations of size {}, env {} gives {}", spec.obs_dim,
               config.env_id, venv.obs_dim());
-  policy::PolicyActor actor(spec, n);
+  policy::PolicyActor actor(spec, n, config.placement);
   actor.load(tensors);
   venv.reset(config.seed);
   Rng rng(derive_seed(config.seed, 77));

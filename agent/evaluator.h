@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/options.h"
+#include "policy/device_choice.h"
 #include "policy/policy_spec.h"
 #include "policy/tensor.h"
 
@@ -20,6 +21,7 @@ struct EvalConfig {
   int num_envs = 4;
   uint64_t seed = 1000;
   bool deterministic = true;
+  policy::Placement placement;  // where the actor's core runs (checkpoints load on any device)
 };
 
 struct EvalResult {

@@ -10,38 +10,12 @@
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/reference_core.h"
+#include "tools/bench_timing.h"
 
 namespace recur::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// Seconds per call of fn: repeated until min_seconds have passed, median of 3 such chunks.
-double time_per_call(double min_seconds, const std::function<void()>& fn) {
-  fn();  // warm-up (first-touch of buffers, caches)
-  std::vector<double> chunks;
-  for (int c = 0; c < 3; ++c) {
-    int64_t calls = 0;
-    const auto t0 = Clock::now();
-    double elapsed = 0;
-    do {
-      fn();
-      ++calls;
-      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-    } while (elapsed < min_seconds / 3);
-    chunks.push_back(elapsed / static_cast<double>(calls));
-  }
-  std::sort(chunks.begin(), chunks.end());
-  return chunks[1];
-}
-
-std::vector<float> random_vec(size_t n, Rng& rng) {
-  std::vector<float> v(n);
-  for (auto& e : v) e = static_cast<float>(rng.uniform(-1, 1));
-  return v;
-}
-
 }  // namespace
 
 std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config) {

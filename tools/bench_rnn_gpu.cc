@@ -11,6 +11,7 @@
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/devices.h"
+#include "tools/bench_timing.h"
 
 #ifdef RECUR_WITH_CUDA
 #include <cublas_v2.h>
@@ -30,34 +31,6 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig&) {
 }
 #else
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Wall-clock seconds per call of a synchronous fn (every GPU call below waits for its stream):
-// repeated until min_seconds have passed, median of 3 chunks, after a warm-up call.
-double time_per_call(double min_seconds, const std::function<void()>& fn) {
-  fn();
-  std::vector<double> chunks;
-  for (int c = 0; c < 3; ++c) {
-    int64_t calls = 0;
-    const auto t0 = Clock::now();
-    double elapsed = 0;
-    do {
-      fn();
-      ++calls;
-      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-    } while (elapsed < min_seconds / 3);
-    chunks.push_back(elapsed / static_cast<double>(calls));
-  }
-  std::sort(chunks.begin(), chunks.end());
-  return chunks[1];
-}
-
-std::vector<float> random_vec(size_t n, Rng& rng) {
-  std::vector<float> v(n);
-  for (auto& e : v) e = static_cast<float>(rng.uniform(-1, 1));
-  return v;
-}
 
 // The GPU roofline of the step's GEMM: (B, K) x (K, C) in fp32 without TF32 (what the step
 // executor runs), device time from CUDA events, median of 3 batches of calls.

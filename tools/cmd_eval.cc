@@ -1,6 +1,7 @@
 // `recur eval RUN_DIR|CHECKPOINT`: headless evaluation of a trained policy. Each env's recurrent
 // state is carried across steps and reset at episode starts.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <memory>
@@ -8,6 +9,7 @@
 #include "agent/evaluator.h"
 #include "agent/train_job.h"
 #include "core/error.h"
+#include "policy/device_choice.h"
 #include "policy/policy_checkpoint.h"
 #include "tools/commands.h"
 
@@ -23,6 +25,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     uint64_t seed = 12345;
     int num_envs = 4;
     bool json = false;
+    std::string device = "cpu";
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("target", args->target,
@@ -39,6 +42,10 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1 << 12))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->add_option("--device", args->device,
+                  "Where the policy's core runs: cpu, cuda or auto (any checkpoint loads on any "
+                  "device)")
+      ->capture_default_str();
   cmd->callback([args, &exit_code] {
     std::filesystem::path path = args->target;
     if (std::filesystem::is_directory(path)) {
@@ -73,6 +80,10 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     cfg.num_envs = args->num_envs;
     cfg.seed = args->seed;
     cfg.deterministic = args->deterministic;
+    std::string why;
+    cfg.placement.device =
+        policy::resolve_device("--device", args->device, policy::query_devices(), &why);
+    if (!why.empty()) spdlog::info("{}", why);
     const auto r = agent::evaluate_policy(ckpt.spec, ckpt.tensors, cfg);
     if (args->json) {
       fmt::print(

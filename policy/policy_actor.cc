@@ -4,7 +4,34 @@
 #include "policy/canonical_weights.h"
 #include "policy/distributions.h"
 
+#ifdef RECUR_WITH_CUDA
+#include "policy/cuda/cuda_policy_actor.h"
+#endif
+
 namespace recur::policy {
+
+#ifndef RECUR_WITH_CUDA
+// A build without CUDA never creates one (the constructor below takes the CPU path, whose
+// make_step_executor throws for Device::kCuda); this definition only lets cuda_ be destroyed and
+// the delegating calls compile.
+class CudaPolicyActor {
+ public:
+  [[noreturn]] static void unreachable() {
+    detail::throw_internal(__FILE__, __LINE__, "CudaPolicyActor in a build without CUDA");
+  }
+  void load_weights(const TensorMap&) { unreachable(); }
+  void act(std::span<const float>, std::span<const uint8_t>, Rng&, bool, std::span<float>,
+           std::span<float>, std::span<float>) {
+    unreachable();
+  }
+  void peek_values(std::span<const float>, std::span<const uint8_t>, std::span<float>) {
+    unreachable();
+  }
+  void get_states(std::span<float>) const { unreachable(); }
+  void set_states(std::span<const float>) { unreachable(); }
+  void reset(int) { unreachable(); }
+};
+#endif
 
 PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& placement)
     : spec_(spec),
@@ -15,6 +42,13 @@ PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& pla
   spec.validate();
   RECUR_CHECK_ARG(slots >= 1, "PolicyActor needs at least one slot, got {}", slots);
   const auto b = static_cast<size_t>(slots);
+  nobs_.assign(b * spec.obs_dim, 0.0f);
+#ifdef RECUR_WITH_CUDA
+  if (placement.device == Device::kCuda) {
+    cuda_ = std::make_unique<CudaPolicyActor>(spec, slots, placement.step);
+    return;
+  }
+#endif
   for (int c = 0; c < (spec.shared_core ? 1 : 2); ++c) {
     Tower& t = c == 0 ? actor_ : critic_;
     if (!spec.encoder.empty()) {
@@ -28,10 +62,13 @@ PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& pla
   actor_head_.reserve(slots);
   critic_head_.reserve(slots);
   log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
-  nobs_.assign(b * spec.obs_dim, 0.0f);
   head_out_.assign(b * spec.action_dim, 0.0f);
   saved_states_.assign(b * spec.state_size(), 0.0f);
 }
+
+PolicyActor::~PolicyActor() = default;
+PolicyActor::PolicyActor(PolicyActor&&) noexcept = default;
+PolicyActor& PolicyActor::operator=(PolicyActor&&) noexcept = default;
 
 void PolicyActor::load(const TensorMap& tensors) {
   normalizer_.load_tensors(tensors, "obs_norm.");
@@ -39,6 +76,7 @@ void PolicyActor::load(const TensorMap& tensors) {
 }
 
 void PolicyActor::load_weights(const TensorMap& tensors) {
+  if (cuda_) return cuda_->load_weights(tensors);
   Mlp* const encoders[2] = {actor_.encoder.get(), critic_.encoder.get()};
   StepExecutor* const cores[2] = {actor_.core.get(), critic_.core.get()};
   load_network(spec_, tensors, encoders, cores, actor_head_, critic_head_, log_std_);
@@ -65,6 +103,8 @@ void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episo
                       log_probs.size() == b && values.size() == b,
                   "act: output buffers have the wrong sizes for {} slots", slots_);
   normalizer_.normalize(slots_, obs, nobs_);
+  if (cuda_)
+    return cuda_->act(nobs_, episode_start, rng, deterministic, actions, log_probs, values);
   run_tower(actor_, episode_start);
   actor_head_.forward(slots_, actor_.h, head_out_);
   if (spec_.action_kind == ActionKind::kDiscrete) {
@@ -90,6 +130,10 @@ void PolicyActor::peek_values(std::span<const float> obs, std::span<const uint8_
   RECUR_CHECK_ARG(obs.size() == b * spec_.obs_dim && values.size() == b,
                   "peek_values: obs must be ({}, {}) and values ({})", slots_, spec_.obs_dim,
                   slots_);
+  if (cuda_) {
+    normalizer_.normalize(slots_, obs, nobs_);
+    return cuda_->peek_values(nobs_, episode_start, values);
+  }
   get_states(saved_states_);
   normalizer_.normalize(slots_, obs, nobs_);
   Tower& t = spec_.shared_core ? actor_ : critic_;
@@ -99,6 +143,7 @@ void PolicyActor::peek_values(std::span<const float> obs, std::span<const uint8_
 }
 
 void PolicyActor::get_states(std::span<float> out) const {
+  if (cuda_) return cuda_->get_states(out);
   const auto s = static_cast<size_t>(spec_.state_size());
   const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
   RECUR_CHECK_ARG(out.size() == s * slots_, "get_states: {} floats, expected {}", out.size(),
@@ -110,6 +155,7 @@ void PolicyActor::get_states(std::span<float> out) const {
 }
 
 void PolicyActor::set_states(std::span<const float> states) {
+  if (cuda_) return cuda_->set_states(states);
   const auto s = static_cast<size_t>(spec_.state_size());
   const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
   RECUR_CHECK_ARG(states.size() == s * slots_, "set_states: {} floats, expected {}", states.size(),
@@ -121,6 +167,7 @@ void PolicyActor::set_states(std::span<const float> states) {
 }
 
 void PolicyActor::reset(int slot) {
+  if (cuda_) return cuda_->reset(slot);
   actor_.core->reset(slot);
   if (!spec_.shared_core) critic_.core->reset(slot);
 }

@@ -2,6 +2,11 @@
 // executor, recurrent state resident inside. act() = normalize -> encoder -> core step -> heads
 // -> action (sampled or deterministic), its log-prob and the value. Buffers sized at
 // construction: acting allocates nothing.
+//
+// Placed on Device::kCuda (CUDA builds), everything but the observation normalizer runs on the
+// GPU as one enqueue sequence, replayed as one CUDA graph per step (policy/cuda/
+// cuda_policy_actor.h); the normalizer stays here on the host (the actor loop updates it every
+// step) and the GPU receives the normalized observations.
 #pragma once
 
 #include <memory>
@@ -18,11 +23,17 @@
 
 namespace recur::policy {
 
+class CudaPolicyActor;  // policy/cuda/cuda_policy_actor.h (CUDA builds)
+
 class PolicyActor {
  public:
-  // The core runs where `placement` says (CPU block cell or the CUDA step executor); encoder,
-  // heads and sampling run on the host.
+  // Device::kCpu: the whole policy on the host. Device::kCuda: the whole policy but the
+  // normalizer on placement.step.device (placement.step.use_graph: one CUDA graph per step); in a
+  // build without CUDA this throws recur::Error as make_step_executor does.
   PolicyActor(const PolicySpec& spec, int slots, const Placement& placement = {});
+  ~PolicyActor();
+  PolicyActor(PolicyActor&&) noexcept;
+  PolicyActor& operator=(PolicyActor&&) noexcept;
   const PolicySpec& spec() const { return spec_; }
   int slots() const { return slots_; }
 
@@ -70,8 +81,9 @@ class PolicyActor {
   Tower actor_, critic_;  // critic_ used only with separate cores
   Mlp actor_head_, critic_head_;
   AlignedVector<float> log_std_;
-  AlignedVector<float> nobs_, head_out_;  // (B, obs_dim), (B, action_dim)
-  AlignedVector<float> saved_states_;     // (B, state_size): peek_values' save/restore
+  AlignedVector<float> nobs_, head_out_;   // (B, obs_dim), (B, action_dim)
+  AlignedVector<float> saved_states_;      // (B, state_size): peek_values' save/restore
+  std::unique_ptr<CudaPolicyActor> cuda_;  // set on Device::kCuda: then the towers are unused
 };
 
 }  // namespace recur::policy

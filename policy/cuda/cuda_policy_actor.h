@@ -1,0 +1,158 @@
+// The CUDA policy actor: PolicyActor's whole step (encoder -> core -> heads -> action sampling,
+// log-prob, value) on one GPU and one stream, enqueued as one sequence and, with
+// options.use_graph, replayed as ONE CUDA graph per step. PolicyActor (policy_actor.h) delegates
+// to it when placed on Device::kCuda; it is not used directly elsewhere.
+//
+// One act(), all on the actor's stream:
+//
+//   pinned input block --one H2D copy--> device input block
+//       [ nobs (B, obs) float | episode_start (B) u8 | pad | seed u64 | deterministic u32 ]
+//   per tower (actor; critic too when cores are separate):
+//       encoder MLP: per layer SGEMM + bias_activation     (B, obs) -> (B, F)
+//       core (CudaCore): reset, per layer SGEMM + cell_gates  (B, F) -> h (B, H), state in place
+//   actor head MLP on the actor's h -> (B, A); categorical or Gaussian kernel -> actions, log-probs
+//   critic head MLP on the critic's h -> values
+//   device output block --one D2H copy--> pinned output block
+//       [ actions (B, action floats) | log_probs (B) | values (B) ]
+//   the host waits for the stream and copies the outputs out.
+//
+// Observations are uploaded NORMALIZED: PolicyActor keeps the normalizer on the host (the actor
+// loop updates it there every step and the learner replays PolicyActor::normalized_obs()), so it
+// normalizes on the host as it does for the CPU path and hands the result here. That makes
+// normalized_obs() exact by construction, needs no second copy of the statistics on the device
+// and no device kernel that would have to match the host's rounding bit for bit; the host work is
+// B x obs subtract-multiply-clip, negligible next to the env step that produced the obs.
+//
+// Sampling: the host Rng gives one next_u64() per sampled act() (none for a deterministic one, as
+// the CPU's mode() draws nothing), which seeds Philox on the device (kernels/action_heads.h):
+// runs are reproducible from the Rng's seed. The seed and the deterministic flag travel in the
+// input block, so one graph serves sampled and deterministic steps.
+//
+// peek_values(): the same input block; the whole state buffer is saved by one D2D copy, the
+// critic's path (the actor's tower when the core is shared) runs, its h gives the values, and the
+// state is restored by one D2D copy: a second graph, captured like the first.
+//
+// State: every core's state image (cuda_core.h) lives in ONE device buffer, so get_states and
+// set_states are one bulk copy each way through a pinned mirror, rearranged on the host into
+// PolicyActor's (B, state_size) layout: per slot the actor core's state (h of every layer, then c
+// of every layer for LSTM), then the critic core's when separate.
+//
+// Graphs: the first act (and the first peek) run the plain path, so that cuBLAS and the lazy
+// module loader do their first-call work outside capture; the same sequence is captured right
+// after and replayed from then on. Every buffer is allocated in the constructor at a fixed
+// address: loads rewrite weights in place, state access uses plain copies on the same stream
+// outside the graphs, and acting allocates nothing.
+//
+// Threading and devices: one thread at a time. Each public call first makes options.device the
+// calling thread's current device (and leaves it so).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "core/rng.h"
+#include "kernels/cuda_memory.h"
+#include "policy/aligned.h"
+#include "policy/cuda/cuda_core.h"
+#include "policy/cuda/cuda_mlp.h"
+#include "policy/gpu_executors.h"
+#include "policy/mlp.h"
+#include "policy/policy_spec.h"
+
+namespace recur::policy {
+
+class CudaPolicyActor {
+ public:
+  CudaPolicyActor(const PolicySpec& spec, int slots, const CudaStepOptions& options);
+  ~CudaPolicyActor();  // waits for the stream
+  CudaPolicyActor(const CudaPolicyActor&) = delete;
+  CudaPolicyActor& operator=(const CudaPolicyActor&) = delete;
+
+  const PolicySpec& spec() const { return spec_; }
+  int slots() const { return slots_; }
+
+  // The network's parameters by their canonical names (as PolicyActor::load_weights).
+  void load_weights(const TensorMap& tensors);
+
+  // nobs (B, obs_dim) NORMALIZED observations; the rest as PolicyActor::act.
+  void act(std::span<const float> nobs, std::span<const uint8_t> episode_start, Rng& rng,
+           bool deterministic, std::span<float> actions, std::span<float> log_probs,
+           std::span<float> values);
+  // nobs normalized; as PolicyActor::peek_values (no state changes).
+  void peek_values(std::span<const float> nobs, std::span<const uint8_t> episode_start,
+                   std::span<float> values);
+
+  // (B, spec.state_size()) as PolicyActor.
+  void get_states(std::span<float> out) const;
+  void set_states(std::span<const float> states);
+  void reset(int slot);
+
+ private:
+  struct Tower {
+    std::unique_ptr<CudaMlp> encoder;  // null when the spec has no encoder
+    std::unique_ptr<CudaCore> core;
+    kernels::DeviceBuffer<float> features;  // (B, feature_dim); empty without an encoder
+    kernels::DeviceBuffer<float> h;         // (B, H) the core's output
+  };
+  struct InputLayout {  // byte offsets in the input block
+    size_t obs = 0, starts = 0, seed = 0, deterministic = 0, bytes = 0;
+  };
+  struct OutputLayout {  // float offsets in the output block
+    size_t actions = 0, log_probs = 0, values = 0, floats = 0;
+  };
+
+  void activate() const;
+  // Fills the pinned input block (a sampled step's seed too).
+  void stage_inputs(std::span<const float> nobs, std::span<const uint8_t> episode_start,
+                    uint64_t seed, bool deterministic);
+  // Enqueues obs -> h of one tower, reading the device input block.
+  void enqueue_tower(Tower& t, cudaStream_t s);
+  // The two enqueue sequences, as captured by the graphs.
+  void record_act(cudaStream_t s);
+  void record_peek(cudaStream_t s);
+  // Replays `graph`, or runs `record` and captures it into `graph` after the first plain run.
+  template <typename Record>
+  void run(kernels::CudaGraph& graph, bool& pending, Record record);
+
+  PolicySpec spec_;
+  int slots_;
+  CudaStepOptions options_;
+  int device_;  // set current before any allocation below
+  int action_floats_;
+  InputLayout in_;
+  OutputLayout out_;
+
+  struct CublasDestroy {
+    void operator()(cublasHandle_t handle) const noexcept { cublasDestroy(handle); }
+  };
+  kernels::CudaStream stream_;  // declared before the handle: destroyed after it
+  std::unique_ptr<cublasContext, CublasDestroy> cublas_;
+  kernels::DeviceBuffer<char> cublas_workspace_;
+
+  // Host staging of the parameters (load_network fills them; then they are uploaded).
+  std::unique_ptr<Mlp> host_encoders_[2];
+  Mlp host_actor_head_, host_critic_head_;
+  AlignedVector<float> host_log_std_;
+
+  kernels::DeviceBuffer<float> state_;               // every core's state image, actor's first
+  kernels::DeviceBuffer<float> saved_state_;         // peek_values' save/restore copy of state_
+  mutable kernels::PinnedBuffer<float> state_host_;  // pinned mirror of state_
+  Tower towers_[2];                                  // [1] used only with separate cores
+  std::unique_ptr<CudaMlp> actor_head_, critic_head_;
+  kernels::DeviceBuffer<float> log_std_;   // (action_dim) continuous only
+  kernels::DeviceBuffer<float> head_out_;  // (B, action_dim) logits or means
+
+  kernels::PinnedBuffer<unsigned char> in_host_;
+  kernels::DeviceBuffer<unsigned char> in_dev_;
+  kernels::PinnedBuffer<float> out_host_;
+  kernels::DeviceBuffer<float> out_dev_;
+
+  kernels::CudaGraph act_graph_, peek_graph_;
+  bool act_pending_ = false, peek_pending_ = false;  // use_graph and not yet captured
+};
+
+}  // namespace recur::policy

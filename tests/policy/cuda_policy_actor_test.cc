@@ -52,7 +52,7 @@ Placement cuda_placement(bool graph) {
   return p;
 }
 
-int action_floats(const PolicySpec& s) {
+[[maybe_unused]] int action_floats(const PolicySpec& s) {
   return s.action_kind == ActionKind::kDiscrete ? 1 : s.action_dim;
 }
 

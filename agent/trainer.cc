@@ -47,6 +47,9 @@ policy::Placement placement(const std::string& key, const std::string& value, co
   policy::Placement p;
   p.device = policy::resolve_device(key, value, report, &why);
   if (!why.empty()) spdlog::info("{}", why);
+  RECUR_CHECK(p.device == policy::Device::kCpu || d.index < static_cast<int>(report.gpus.size()),
+              "device.index = {}: this machine has {} usable GPU(s) (0..{}); {} is cuda", d.index,
+              report.gpus.size(), static_cast<int>(report.gpus.size()) - 1, key);
   p.step.device = p.sequence.device = d.index;
   p.step.use_graph = d.cuda_graph;
   p.sequence.math = policy::parse_rnn_math(d.cudnn_math);

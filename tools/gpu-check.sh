@@ -2,7 +2,7 @@
 # Prepares the GPU verification of recur for a lent device machine (../shared/docs/GPU.md):
 # builds the tests and the `recur` binary for Hopper in build-device/ (portable x86-64-v3 host
 # code, no -march=native: the device's CPU is not this one), bundles them with their libraries
-# into .devbundle/ and prints the device command that runs every GPU test and benchmark.
+# into .devbundle/ (ignored by .gitignore) and prints the device command that runs every GPU test and benchmark.
 #
 #   bash tools/gpu-check.sh            # build + bundle here, then print the command for `run`
 #
@@ -15,9 +15,8 @@ cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DRECUR_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DRECUR_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3
 cmake --build build-device -j"$(nproc)" --target recur_tests recur
 ../shared/tools/device-bundle.sh .devbundle build-device/tests/recur_tests build-device/tools/recur
-grep -qx '/.devbundle/' .git/info/exclude 2>/dev/null || echo '/.devbundle/' >> .git/info/exclude
 du -sh .devbundle
 cat <<'CMD'
 device command (run tool, carry [".devbundle"]):
-nvidia-smi -L; b=.devbundle/run.sh; bash $b bin/recur info | tee $OUT/info.txt; bash $b bin/recur_tests -tc='*cuda*,*cudnn*,*gpu*,*GPU*' 2>&1 | tee $OUT/gpu-tests.log | tail -30; (command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer) >/dev/null 2>&1 && bash $b $(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer) bin/recur_tests -tc='*cuda*,*cudnn*' > $OUT/compute-sanitizer.log 2>&1; bash $b bin/recur bench rnn-gpu --min-seconds 0.1 > $OUT/bench-rnn-gpu-lstm.txt 2>&1; tail -5 $OUT/bench-rnn-gpu-lstm.txt
+nvidia-smi -L; b=.devbundle/run.sh; bash $b bin/recur info | tee $OUT/info.txt; RECUR_TEST_DATA_DIR=$PWD/tests/data bash $b bin/recur_tests 2>&1 | tee $OUT/gpu-tests.log | tail -30; (command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer) >/dev/null 2>&1 && bash $b $(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer) bin/recur_tests -tc='*cuda*,*cudnn*' > $OUT/compute-sanitizer.log 2>&1; bash $b bin/recur bench rnn-gpu --min-seconds 0.1 > $OUT/bench-rnn-gpu-lstm.txt 2>&1; tail -5 $OUT/bench-rnn-gpu-lstm.txt
 CMD

@@ -44,7 +44,11 @@ struct Stats {
 };
 
 void replay(const std::string& id) {
-  const std::string path = std::string(RECUR_TEST_DATA_DIR) + "/gymnasium/" + id + ".txt";
+  // The data folder is compiled in; RECUR_TEST_DATA_DIR in the environment overrides it for a
+  // test binary that runs elsewhere (the GPU machine's bundle, tools/gpu-check.sh).
+  const char* dir = std::getenv("RECUR_TEST_DATA_DIR");
+  const std::string path =
+      std::string(dir && *dir ? dir : RECUR_TEST_DATA_DIR) + "/gymnasium/" + id + ".txt";
   std::ifstream file(path);
   REQUIRE_MESSAGE(file.good(), "missing golden file " << path << " (tools/gen_gym_golden.py)");
 

@@ -97,11 +97,12 @@ void CudaCore::enqueue(cublasHandle_t cublas, const float* x, const uint8_t* sta
   constexpr float kOne = 1.0f, kZero = 0.0f;
   float* xh_stack = state_;
   float* c = has_c() ? state_ + kernels::xh_stack_size(L, B, in, H) : nullptr;
-  // x (B, in) into layer 0's x columns (row pitch K_0), then the episode-start reset.
+  // x (B, in) into layer 0's x columns (row pitch K_0), then the episode-start reset. Default
+  // kind: the step executor hands its pinned staging buffer, the policy actor a device buffer.
   CUDA_CHECK(cudaMemcpy2DAsync(xh_stack, sizeof(float) * static_cast<size_t>(in + H), x,
                                sizeof(float) * static_cast<size_t>(in),
                                sizeof(float) * static_cast<size_t>(in), static_cast<size_t>(B),
-                               cudaMemcpyDeviceToDevice, stream));
+                               cudaMemcpyDefault, stream));
   kernels::launch_reset_state(starts, xh_stack, c, L, B, in, H, stream);
   for (int k = 0; k < L; ++k) {
     const StepLayerOffsets& o = offsets_[static_cast<size_t>(k)];

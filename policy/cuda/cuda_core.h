@@ -43,8 +43,14 @@ class CudaCore {
   // Named as StepExecutor::load so that load_network() drives it.
   void load(const CanonicalWeights& weights);
 
+  // The weights in the step layout (layout().size floats of device memory, fixed address).
+  float* weights() { return weights_.data(); }
+  const float* weights() const { return weights_.data(); }
+  const FlatLayout& layout() const { return layout_; }
+
   // Enqueues one step of all slots on `stream` (cublas must be bound to the same stream):
-  //   x (B, input) device, starts (B) device episode_start, out (B, H) device: the top layer's h.
+  //   x (B, input) device or pinned host memory (copied with cudaMemcpyDefault), starts (B)
+  //   device episode_start, out (B, H) device: the top layer's h.
   void enqueue(cublasHandle_t cublas, const float* x, const uint8_t* starts, float* out,
                cudaStream_t stream);
 

@@ -1,11 +1,10 @@
 // The CUDA step executor's host side: buffers, cuBLAS, the enqueue sequence of one step and
-// state access. The design is drawn in cuda_step_executor.h; the kernels are kernels/cell_gates.
+// state access. The design is drawn in cuda_step_executor.h; the step's math is CudaCore's.
 #include "policy/cuda/cuda_step_executor.h"
 
 #include <algorithm>
 
 #include "core/error.h"
-#include "kernels/cell_gates.h"
 #include "kernels/gather.h"
 
 namespace recur::policy {
@@ -21,25 +20,6 @@ int use_device(int device) {
   return device;
 }
 
-int step_columns(const CoreSpec& spec) {
-  return spec.cell == CellType::kGru ? 4 * spec.hidden : spec.gates() * spec.hidden;
-}
-
-kernels::Cell kernel_cell(CellType cell) {
-  switch (cell) {
-    case CellType::kLstm:
-      return kernels::Cell::kLstm;
-    case CellType::kGru:
-      return kernels::Cell::kGru;
-    case CellType::kRnnTanh:
-      return kernels::Cell::kRnnTanh;
-    case CellType::kRnnRelu:
-      return kernels::Cell::kRnnRelu;
-  }
-  RECUR_ASSERT(false);
-  return kernels::Cell::kLstm;
-}
-
 size_t floats(int a, int b) {
   return static_cast<size_t>(a) * static_cast<size_t>(b);
 }
@@ -50,19 +30,9 @@ CudaStepExecutor::CudaStepExecutor(const CoreSpec& spec, int slots, const CudaSt
     : StepExecutor(spec, slots),
       options_(options),
       device_(use_device(options.device)),
-      layout_(step_layout(spec)),
-      columns_(step_columns(spec)) {
-  const int B = slots, H = spec.hidden, L = spec.layers;
-  // Our belief about the step layout, checked once: (K_k, C) per layer, as the kernels assume.
-  for (int k = 0; k < L; ++k) {
-    offsets_.push_back(step_layer_offsets(spec, k));
-    const StepLayerOffsets& o = offsets_.back();
-    RECUR_ASSERT(o.rows == spec.layer_input(k) + H && o.columns == columns_);
-    RECUR_ASSERT(o.w >= 0 && o.w + static_cast<int64_t>(floats(o.rows, o.columns)) <= layout_.size);
-    RECUR_ASSERT(o.bias_ih >= 0 && o.bias_ih + spec.gates() * H <= layout_.size);
-    RECUR_ASSERT(o.bias_hh >= 0 && o.bias_hh + spec.gates() * H <= layout_.size);
-  }
-
+      state_(CudaCore::state_floats(spec, slots)),
+      core_(spec, slots, state_.data(), stream_.get()) {
+  const int B = slots, H = spec.hidden;
   // cuBLAS on our stream with our workspace (SetStream resets the workspace: set it after).
   cublasHandle_t handle = nullptr;
   CUBLAS_CHECK(cublasCreate(&handle));
@@ -74,13 +44,10 @@ CudaStepExecutor::CudaStepExecutor(const CoreSpec& spec, int slots, const CudaSt
 
   // Every buffer, once; zeros are the initial state (and keep garbage out of the first GEMM).
   const cudaStream_t s = stream_.get();
-  weights_.resize(static_cast<size_t>(layout_.size));
-  xh_.resize(kernels::xh_stack_size(L, B, spec.input, H));
-  if (has_cell_state(spec.cell)) c_.resize(floats(L, B) * static_cast<size_t>(H));
-  gates_.resize(floats(B, columns_));
+  state_.zero(s);
   out_.resize(floats(B, H));
   starts_.resize(static_cast<size_t>(B));
-  for (auto* buffer : {&weights_, &xh_, &c_, &gates_, &out_}) buffer->zero(s);
+  out_.zero(s);
   starts_.zero(s);
   x_host_.resize(floats(B, spec.input));
   starts_host_.resize(static_cast<size_t>(B));
@@ -100,40 +67,29 @@ void CudaStepExecutor::activate() const {
   CUDA_CHECK(cudaSetDevice(device_));
 }
 
-size_t CudaStepExecutor::h_offset(int layer, int slot) const {
-  const int in = spec().layer_input(layer), H = spec().hidden;
-  return kernels::xh_stack_offset(layer, slots(), spec().input, H) + floats(slot, in + H) +
-         static_cast<size_t>(in);
-}
-
-size_t CudaStepExecutor::c_offset(int layer, int slot) const {
-  return (floats(layer, slots()) + static_cast<size_t>(slot)) * static_cast<size_t>(spec().hidden);
-}
-
 void CudaStepExecutor::load_impl(const CanonicalWeights& weights) {
   activate();
-  std::vector<float> buffer(static_cast<size_t>(layout_.size));
-  scatter_canonical(layout_, flatten(weights), buffer);
-  weights_.upload(buffer, stream_.get());
-  stream_.synchronize();
+  core_.load(weights);
 }
 
 CanonicalWeights CudaStepExecutor::weights_impl() const {
   activate();
-  std::vector<float> buffer(static_cast<size_t>(layout_.size));
-  weights_.download(buffer, stream_.get());
+  const FlatLayout& layout = core_.layout();
+  std::vector<float> buffer(static_cast<size_t>(layout.size));
+  CUDA_CHECK(cudaMemcpyAsync(buffer.data(), core_.weights(), sizeof(float) * buffer.size(),
+                             cudaMemcpyDeviceToHost, stream_.get()));
   stream_.synchronize();
-  std::vector<float> flat(layout_.position.size());
-  gather_canonical(layout_, buffer, flat);
+  std::vector<float> flat(layout.position.size());
+  gather_canonical(layout, buffer, flat);
   return unflatten(spec(), flat);
 }
 
 void CudaStepExecutor::load_device(const float* src, const FlatLayout& src_layout,
                                    cudaStream_t src_stream) {
   activate();
-  RECUR_CHECK_ARG(src_layout.position.size() == layout_.position.size(),
+  RECUR_CHECK_ARG(src_layout.position.size() == core_.layout().position.size(),
                   "load_device: the '{}' layout places {} canonical weights, this core has {}",
-                  src_layout.name, src_layout.position.size(), layout_.position.size());
+                  src_layout.name, src_layout.position.size(), core_.layout().position.size());
   RECUR_CHECK_ARG(src != nullptr, "load_device: null source buffer");
   cudaPointerAttributes attributes{};
   CUDA_CHECK(cudaPointerGetAttributes(&attributes, src));
@@ -147,8 +103,8 @@ void CudaStepExecutor::load_device(const float* src, const FlatLayout& src_layou
       RECUR_CHECK_ARG(p >= 0 && p < src_layout.size,
                       "load_device: the '{}' layout places a weight at {}, outside its {} floats",
                       src_layout.name, p, src_layout.size);
-    const std::vector<int64_t> index = conversion_index(src_layout, layout_);
-    RECUR_ASSERT(index.size() == static_cast<size_t>(layout_.size));
+    const std::vector<int64_t> index = conversion_index(src_layout, core_.layout());
+    RECUR_ASSERT(index.size() == static_cast<size_t>(core_.layout().size));
     conversion_index_.resize(index.size());
     conversion_index_.upload(index, stream_.get());
     stream_.synchronize();
@@ -157,50 +113,17 @@ void CudaStepExecutor::load_device(const float* src, const FlatLayout& src_layou
   }
   // src is complete once its stream's queued work is; it may change again once we return.
   CUDA_CHECK(cudaStreamSynchronize(src_stream));
-  kernels::launch_gather(src, weights_.data(), conversion_index_.data(),
-                         static_cast<size_t>(layout_.size), stream_.get());
+  kernels::launch_gather(src, core_.weights(), conversion_index_.data(),
+                         static_cast<size_t>(core_.layout().size), stream_.get());
   stream_.synchronize();
 }
 
 void CudaStepExecutor::record(cudaStream_t s) {
   RECUR_ASSERT(s == stream_.get());  // cuBLAS is bound to stream_
-  const int B = slots(), H = spec().hidden, L = spec().layers, in = spec().input;
-  constexpr float kOne = 1.0f, kZero = 0.0f;
-  // Inputs: obs into layer 0's x columns (row pitch K_0), and the reset flags.
-  CUDA_CHECK(cudaMemcpy2DAsync(xh_.data(), sizeof(float) * static_cast<size_t>(in + H),
-                               x_host_.data(), sizeof(float) * static_cast<size_t>(in),
-                               sizeof(float) * static_cast<size_t>(in), static_cast<size_t>(B),
-                               cudaMemcpyHostToDevice, s));
+  // Inputs: the reset flags, then the core (it 2D-copies x straight from the pinned staging).
   CUDA_CHECK(cudaMemcpyAsync(starts_.data(), starts_host_.data(), starts_.bytes(),
                              cudaMemcpyHostToDevice, s));
-  kernels::launch_reset_state(starts_.data(), xh_.data(), c_.size() ? c_.data() : nullptr, L, B, in,
-                              H, s);
-  for (int k = 0; k < L; ++k) {
-    const StepLayerOffsets& o = offsets_[static_cast<size_t>(k)];
-    float* xh = xh_.data() + kernels::xh_stack_offset(k, B, in, H);
-    const float* w = weights_.data() + o.w;
-    // gates (B, C) = xh (B, K) * w (K, C), row-major; column-major: gates^T = w^T * xh^T.
-    CUBLAS_CHECK(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, columns_, B, o.rows, &kOne, w,
-                             columns_, xh, o.rows, &kZero, gates_.data(), columns_));
-    kernels::CellGatesArgs a;
-    a.cell = kernel_cell(spec().cell);
-    a.batch = B;
-    a.hidden = H;
-    a.cell_clip = spec().cell == CellType::kLstm ? spec().cell_clip : 0.0f;
-    a.gates = gates_.data();
-    a.bias_ih = weights_.data() + o.bias_ih;
-    a.bias_hh = weights_.data() + o.bias_hh;
-    a.h = xh + spec().layer_input(k);
-    a.h_stride = o.rows;
-    a.c = c_.size() ? c_.data() + c_offset(k, 0) : nullptr;
-    if (k + 1 < L) {
-      a.h_next = xh_.data() + kernels::xh_stack_offset(k + 1, B, in, H);
-      a.next_stride = offsets_[static_cast<size_t>(k + 1)].rows;
-    } else {
-      a.out = out_.data();
-    }
-    kernels::launch_cell_gates(a, s);
-  }
+  core_.enqueue(cublas_.get(), x_host_.data(), starts_.data(), out_.data(), s);
   CUDA_CHECK(
       cudaMemcpyAsync(out_host_.data(), out_.data(), out_.bytes(), cudaMemcpyDeviceToHost, s));
 }
@@ -231,11 +154,11 @@ void CudaStepExecutor::get_state_impl(int slot, std::span<float> out) const {
   const size_t bytes = sizeof(float) * static_cast<size_t>(H);
   float* staged = state_host_.data();
   for (int k = 0; k < L; ++k) {
-    CUDA_CHECK(cudaMemcpyAsync(staged + floats(k, H), xh_.data() + h_offset(k, slot), bytes,
-                               cudaMemcpyDeviceToHost, stream_.get()));
-    if (c_.size())
-      CUDA_CHECK(cudaMemcpyAsync(staged + floats(L + k, H), c_.data() + c_offset(k, slot), bytes,
-                                 cudaMemcpyDeviceToHost, stream_.get()));
+    CUDA_CHECK(cudaMemcpyAsync(staged + floats(k, H), state_.data() + core_.h_offset(k, slot),
+                               bytes, cudaMemcpyDeviceToHost, stream_.get()));
+    if (core_.has_c())
+      CUDA_CHECK(cudaMemcpyAsync(staged + floats(L + k, H), state_.data() + core_.c_offset(k, slot),
+                                 bytes, cudaMemcpyDeviceToHost, stream_.get()));
   }
   stream_.synchronize();
   std::copy_n(staged, out.size(), out.begin());
@@ -248,11 +171,11 @@ void CudaStepExecutor::set_state_impl(int slot, std::span<const float> state) {
   float* staged = state_host_.data();
   std::copy(state.begin(), state.end(), staged);
   for (int k = 0; k < L; ++k) {
-    CUDA_CHECK(cudaMemcpyAsync(xh_.data() + h_offset(k, slot), staged + floats(k, H), bytes,
-                               cudaMemcpyHostToDevice, stream_.get()));
-    if (c_.size())
-      CUDA_CHECK(cudaMemcpyAsync(c_.data() + c_offset(k, slot), staged + floats(L + k, H), bytes,
-                                 cudaMemcpyHostToDevice, stream_.get()));
+    CUDA_CHECK(cudaMemcpyAsync(state_.data() + core_.h_offset(k, slot), staged + floats(k, H),
+                               bytes, cudaMemcpyHostToDevice, stream_.get()));
+    if (core_.has_c())
+      CUDA_CHECK(cudaMemcpyAsync(state_.data() + core_.c_offset(k, slot), staged + floats(L + k, H),
+                                 bytes, cudaMemcpyHostToDevice, stream_.get()));
   }
   stream_.synchronize();  // the staging buffer is reused by the next call
 }
@@ -262,9 +185,9 @@ void CudaStepExecutor::reset_impl(int slot) {
   const size_t bytes = sizeof(float) * static_cast<size_t>(spec().hidden);
   // Stream-ordered like every step, and no host memory is involved: no wait needed.
   for (int k = 0; k < spec().layers; ++k) {
-    CUDA_CHECK(cudaMemsetAsync(xh_.data() + h_offset(k, slot), 0, bytes, stream_.get()));
-    if (c_.size())
-      CUDA_CHECK(cudaMemsetAsync(c_.data() + c_offset(k, slot), 0, bytes, stream_.get()));
+    CUDA_CHECK(cudaMemsetAsync(state_.data() + core_.h_offset(k, slot), 0, bytes, stream_.get()));
+    if (core_.has_c())
+      CUDA_CHECK(cudaMemsetAsync(state_.data() + core_.c_offset(k, slot), 0, bytes, stream_.get()));
   }
 }
 

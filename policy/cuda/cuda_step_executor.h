@@ -20,7 +20,10 @@
 //   xh        the "xh stack" of kernels/cell_gates.h: per layer (B, K_k = in_k + H), columns
 //             0..in_k-1 the layer input, in_k.. the layer's h. The h columns ARE the h state;
 //             there is no separate h buffer, so the GEMM reads the state where it lives.
-//   c         (L, B, H), LSTM only.
+//   c         (L, B, H), LSTM only, after the xh stack in the same state buffer.
+// The core itself (weights, GEMMs, gate kernels, state offsets) is CudaCore (cuda_core.h), the
+// block the CUDA policy actor also builds on; this class adds the stream, cuBLAS, the pinned
+// staging of the StepExecutor interface and the graph.
 //
 // CUDA graph (options.use_graph): the first step runs the plain enqueue path, so that cuBLAS's
 // heuristics and the lazy module loader do their first-call work outside capture (the warm-up
@@ -51,6 +54,7 @@
 
 #include "kernels/cuda_memory.h"
 #include "policy/convert/flat_layout.h"
+#include "policy/cuda/cuda_core.h"
 #include "policy/executor.h"
 #include "policy/gpu_executors.h"
 
@@ -70,7 +74,7 @@ class CudaStepExecutor final : public StepExecutor {
   // The gather index is built on the host the first time a source layout is seen and cached.
   void load_device(const float* src, const FlatLayout& src_layout, cudaStream_t src_stream);
 
-  const FlatLayout& layout() const { return layout_; }  // the step layout of the weights
+  const FlatLayout& layout() const { return core_.layout(); }  // the step layout of the weights
   cudaStream_t stream() const { return stream_.get(); }
   const CudaStepOptions& options() const { return options_; }
 
@@ -86,15 +90,10 @@ class CudaStepExecutor final : public StepExecutor {
   // Enqueues one whole step (inputs from the pinned staging buffers, output to pinned out_host_)
   // on `stream`: the plain path, and what the graph captures.
   void record(cudaStream_t stream);
-  void activate() const;                       // makes options_.device current for this thread
-  size_t h_offset(int layer, int slot) const;  // a slot's h (H floats) inside xh_
-  size_t c_offset(int layer, int slot) const;  // a slot's c (H floats) inside c_
+  void activate() const;  // makes options_.device current for this thread
 
   CudaStepOptions options_;
   int device_;  // first member after options_: set current before any allocation below
-  FlatLayout layout_;
-  std::vector<StepLayerOffsets> offsets_;  // per layer, in layout_
-  int columns_;                            // C
 
   struct CublasDestroy {
     void operator()(cublasHandle_t handle) const noexcept { cublasDestroy(handle); }
@@ -103,15 +102,13 @@ class CudaStepExecutor final : public StepExecutor {
   std::unique_ptr<cublasContext, CublasDestroy> cublas_;
   kernels::DeviceBuffer<char> cublas_workspace_;
 
-  kernels::DeviceBuffer<float> weights_;             // (layout_.size) step layout
-  kernels::DeviceBuffer<float> xh_;                  // the xh stack (see above): inputs + h state
-  kernels::DeviceBuffer<float> c_;                   // (L, B, H) LSTM cell state; empty otherwise
-  kernels::DeviceBuffer<float> gates_;               // (B, C) workspace
-  kernels::DeviceBuffer<float> out_;                 // (B, H) top layer's new h
-  kernels::DeviceBuffer<uint8_t> starts_;            // (B) episode_start of this step
-  kernels::PinnedBuffer<float> x_host_;              // (B, in) staging
-  kernels::PinnedBuffer<uint8_t> starts_host_;       // (B) staging
-  kernels::PinnedBuffer<float> out_host_;            // (B, H) staging
+  kernels::DeviceBuffer<float> state_;          // (CudaCore::state_floats) xh stack + c: the state
+  CudaCore core_;                               // weights and the step's math, on state_
+  kernels::DeviceBuffer<float> out_;            // (B, H) top layer's new h
+  kernels::DeviceBuffer<uint8_t> starts_;       // (B) episode_start of this step
+  kernels::PinnedBuffer<float> x_host_;         // (B, in) staging
+  kernels::PinnedBuffer<uint8_t> starts_host_;  // (B) staging
+  kernels::PinnedBuffer<float> out_host_;       // (B, H) staging
   mutable kernels::PinnedBuffer<float> state_host_;  // (S) staging of get/set_state
 
   kernels::CudaGraph graph_;

@@ -6,14 +6,13 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "agent/config_yaml.h"
-#include "policy/devices.h"
 #include "policy/policy_checkpoint.h"
+#include "tests/gpu_skip.h"
 
 using namespace recur;
 
@@ -183,11 +182,7 @@ TEST_CASE("a resumed run produces exactly what an uninterrupted run produces") {
 }
 
 TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
-  const auto report = recur::policy::query_devices();
-  if (!report.cuda_usable()) {
-    std::printf("[skip] GPU training run: no usable GPU: %s\n", report.gpu_unavailable.c_str());
-    return;
-  }
+  if (!recur::test::gpu_or_skip("GPU training run")) return;
   // configs/cartpole_novel.yaml (the main job) with both cores on the GPU. On the CPU this
   // config reaches 500 / 494 / 469 for seeds 0-2 (docs/PERFORMANCE.md); float rounding differs on
   // the GPU, so the bar is "learned" (a random policy scores ~22), not the CPU's exact figure.

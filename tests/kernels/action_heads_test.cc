@@ -18,17 +18,11 @@
 #include "kernels/cuda_memory.h"
 #include "policy/devices.h"
 #include "policy/distributions.h"
+#include "tests/gpu_skip.h"
 
 namespace {
 
 using recur::kernels::DeviceBuffer;
-
-bool gpu_or_skip(const char* name) {
-  const recur::policy::DeviceReport r = recur::policy::query_devices();
-  if (r.cuda_usable()) return true;
-  std::printf("[skip] %s: no usable GPU: %s\n", name, r.gpu_unavailable.c_str());
-  return false;
-}
 
 template <typename T>
 DeviceBuffer<T> to_device(const std::vector<T>& host) {
@@ -69,7 +63,7 @@ HeadRun run_head(bool categorical, const std::vector<float>& in, const std::vect
 }  // namespace
 
 TEST_CASE("bias_activation kernel equals its formula") {
-  if (!gpu_or_skip("bias_activation kernel equals its formula")) return;
+  if (!recur::test::gpu_or_skip("bias_activation kernel equals its formula")) return;
   const int rows = 37, n = 19;
   recur::Rng rng(1);
   std::vector<float> y(rows * n), bias(n);
@@ -93,7 +87,7 @@ TEST_CASE("bias_activation kernel equals its formula") {
 }
 
 TEST_CASE("categorical head kernel equals policy Categorical") {
-  if (!gpu_or_skip("categorical head kernel equals policy Categorical")) return;
+  if (!recur::test::gpu_or_skip("categorical head kernel equals policy Categorical")) return;
   const int B = 64, A = 5;
   recur::Rng rng(2);
   std::vector<float> logits(B * A);
@@ -117,7 +111,7 @@ TEST_CASE("categorical head kernel equals policy Categorical") {
 }
 
 TEST_CASE("gaussian head kernel equals policy DiagGaussian") {
-  if (!gpu_or_skip("gaussian head kernel equals policy DiagGaussian")) return;
+  if (!recur::test::gpu_or_skip("gaussian head kernel equals policy DiagGaussian")) return;
   const int B = 64, D = 3;
   recur::Rng rng(3);
   std::vector<float> mean(B * D), log_std = {-0.5f, 0.0f, 0.7f};

@@ -22,6 +22,7 @@
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
 #include "tests/alloc_counter.h"
+#include "tests/gpu_skip.h"
 
 using namespace recur::policy;
 
@@ -68,13 +69,6 @@ TEST_CASE("policy actor on cuda fails clearly in a build without CUDA") {
 #else
 
 namespace {
-
-bool gpu_or_skip(const char* name) {
-  const DeviceReport r = query_devices();
-  if (r.cuda_usable()) return true;
-  std::printf("[skip] %s: no usable GPU: %s\n", name, r.gpu_unavailable.c_str());
-  return false;
-}
 
 double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
   double num = 0, den = 0;
@@ -125,7 +119,8 @@ Rollout sampled_rollout(PolicyActor& actor, int T, int B, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("cuda policy actor matches the cpu actor deterministically") {
-  if (!gpu_or_skip("cuda policy actor matches the cpu actor deterministically")) return;
+  if (!recur::test::gpu_or_skip("cuda policy actor matches the cpu actor deterministically"))
+    return;
   for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous})
     for (bool shared : {true, false})
       for (CellType cell : {CellType::kLstm, CellType::kGru})
@@ -202,7 +197,8 @@ TEST_CASE("cuda policy actor matches the cpu actor deterministically") {
 }
 
 TEST_CASE("cuda policy actor sampled log-probs equal the cpu learner's") {
-  if (!gpu_or_skip("cuda policy actor sampled log-probs equal the cpu learner's")) return;
+  if (!recur::test::gpu_or_skip("cuda policy actor sampled log-probs equal the cpu learner's"))
+    return;
   for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous})
     for (bool shared : {true, false})
       for (CellType cell : {CellType::kLstm, CellType::kGru}) {
@@ -227,7 +223,7 @@ TEST_CASE("cuda policy actor sampled log-probs equal the cpu learner's") {
 }
 
 TEST_CASE("cuda policy actor sampling is reproducible from the seed") {
-  if (!gpu_or_skip("cuda policy actor sampling is reproducible from the seed")) return;
+  if (!recur::test::gpu_or_skip("cuda policy actor sampling is reproducible from the seed")) return;
   for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous}) {
     CAPTURE(static_cast<int>(kind));
     const PolicySpec spec = actor_spec(kind, false, CellType::kLstm);
@@ -248,7 +244,7 @@ TEST_CASE("cuda policy actor sampling is reproducible from the seed") {
 }
 
 TEST_CASE("cuda policy actor samples follow the policy distribution") {
-  if (!gpu_or_skip("cuda policy actor samples follow the policy distribution")) return;
+  if (!recur::test::gpu_or_skip("cuda policy actor samples follow the policy distribution")) return;
   // Every slot sees the same observation and starts an episode every step, so every draw comes
   // from one distribution: B * T = 20000 draws.
   const int B = 1000, T = 20;
@@ -320,7 +316,7 @@ TEST_CASE("cuda policy actor samples follow the policy distribution") {
 }
 
 TEST_CASE("cuda policy actor states round trip and reset") {
-  if (!gpu_or_skip("cuda policy actor states round trip and reset")) return;
+  if (!recur::test::gpu_or_skip("cuda policy actor states round trip and reset")) return;
   for (bool shared : {true, false})
     for (CellType cell : {CellType::kLstm, CellType::kGru}) {
       CAPTURE(shared);
@@ -346,7 +342,7 @@ TEST_CASE("cuda policy actor states round trip and reset") {
 }
 
 TEST_CASE("cuda policy actor allocates nothing while acting") {
-  if (!gpu_or_skip("cuda policy actor allocates nothing while acting")) return;
+  if (!recur::test::gpu_or_skip("cuda policy actor allocates nothing while acting")) return;
   if (!recur::test::AllocationCounter::available()) {
     MESSAGE("[skip] allocation counting is off in sanitizer builds");
     return;

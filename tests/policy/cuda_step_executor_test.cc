@@ -29,17 +29,11 @@
 #include "policy/convert/flat_layout.h"
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/cuda/cuda_step_executor.h"
+#include "tests/gpu_skip.h"
 
 using namespace recur::policy;
 
 namespace {
-
-bool gpu_or_skip(const char* test) {
-  const auto report = query_devices();
-  if (report.cuda_usable()) return true;
-  std::printf("[skip] %s: no usable GPU: %s\n", test, report.gpu_unavailable.c_str());
-  return false;
-}
 
 // Inputs of one run: weights, initial states (B, S), x (T, B, in), episode_start (T, B).
 struct Run {
@@ -121,7 +115,7 @@ CudaStepOptions options(bool graph) {
 }  // namespace
 
 TEST_CASE("cuda step executor equals the cpu step executor") {
-  if (!gpu_or_skip("cuda step executor equals the cpu step executor")) return;
+  if (!recur::test::gpu_or_skip("cuda step executor equals the cpu step executor")) return;
   for (const Variant& v : kVariants) {
     for (int layers = 1; layers <= 3; ++layers) {
       for (int B : {1, 5, 37}) {
@@ -145,7 +139,8 @@ TEST_CASE("cuda step executor equals the cpu step executor") {
 }
 
 TEST_CASE("cuda step executor equals the cpu step executor at larger sizes") {
-  if (!gpu_or_skip("cuda step executor equals the cpu step executor at larger sizes")) return;
+  if (!recur::test::gpu_or_skip("cuda step executor equals the cpu step executor at larger sizes"))
+    return;
   // K up to 2H = 256 and several GEMM tiles per dimension.
   for (const Variant& v : kVariants) {
     CAPTURE(to_string(v.cell));
@@ -162,7 +157,7 @@ TEST_CASE("cuda step executor equals the cpu step executor at larger sizes") {
 }
 
 TEST_CASE("cuda step executor weights round trip exactly") {
-  if (!gpu_or_skip("cuda step executor weights round trip exactly")) return;
+  if (!recur::test::gpu_or_skip("cuda step executor weights round trip exactly")) return;
   for (const Variant& v : kVariants) {
     for (int layers = 1; layers <= 3; ++layers) {
       CAPTURE(to_string(v.cell));
@@ -178,7 +173,9 @@ TEST_CASE("cuda step executor weights round trip exactly") {
 }
 
 TEST_CASE("cuda step executor graph replay equals the plain launch path bitwise") {
-  if (!gpu_or_skip("cuda step executor graph replay equals the plain launch path bitwise")) return;
+  if (!recur::test::gpu_or_skip(
+          "cuda step executor graph replay equals the plain launch path bitwise"))
+    return;
   for (const Variant& v : kVariants) {
     CAPTURE(to_string(v.cell));
     const CoreSpec spec{v.cell, 6, 16, 2, v.clip};
@@ -191,7 +188,7 @@ TEST_CASE("cuda step executor graph replay equals the plain launch path bitwise"
 }
 
 TEST_CASE("cuda step executor repeated runs are bitwise identical") {
-  if (!gpu_or_skip("cuda step executor repeated runs are bitwise identical")) return;
+  if (!recur::test::gpu_or_skip("cuda step executor repeated runs are bitwise identical")) return;
   const CoreSpec spec{CellType::kLstm, 6, 32, 3, 0.5f};
   const Run r = make_run(spec, 17, 5, 9);
   CudaStepExecutor first(spec, r.B, options(true));
@@ -206,7 +203,8 @@ TEST_CASE("cuda step executor repeated runs are bitwise identical") {
 }
 
 TEST_CASE("cuda step executor state get set and reset per slot work with the graph") {
-  if (!gpu_or_skip("cuda step executor state get set and reset per slot work with the graph"))
+  if (!recur::test::gpu_or_skip(
+          "cuda step executor state get set and reset per slot work with the graph"))
     return;
   for (const Variant& v : kVariants) {
     CAPTURE(to_string(v.cell));
@@ -247,7 +245,8 @@ TEST_CASE("cuda step executor state get set and reset per slot work with the gra
 }
 
 TEST_CASE("cuda step executor load_device equals load of canonical weights") {
-  if (!gpu_or_skip("cuda step executor load_device equals load of canonical weights")) return;
+  if (!recur::test::gpu_or_skip("cuda step executor load_device equals load of canonical weights"))
+    return;
   for (const Variant& v : kVariants) {
     CAPTURE(to_string(v.cell));
     const CoreSpec spec{v.cell, 5, 12, 2, v.clip};

@@ -22,17 +22,11 @@
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cudnn/cudnn_sequence_executor.h"
 #include "policy/cudnn/cudnn_weight_table.h"
+#include "tests/gpu_skip.h"
 
 using namespace recur::policy;
 
 namespace {
-
-bool gpu_or_skip(const char* name) {
-  const DeviceReport d = query_devices();
-  if (d.cuda_usable()) return true;
-  std::printf("[skip] %s: no usable GPU: %s\n", name, d.gpu_unavailable.c_str());
-  return false;
-}
 
 struct Problem {
   CoreSpec spec;
@@ -122,7 +116,7 @@ constexpr double kBackwardTol = 1e-5;
 }  // namespace
 
 TEST_CASE("cudnn sequence executor forward and backward equal the CPU executor") {
-  if (!gpu_or_skip("cudnn sequence executor parity")) return;
+  if (!recur::test::gpu_or_skip("cudnn sequence executor parity")) return;
   double worst[5] = {};
   for (CellType cell : kCells)
     for (int layers = 1; layers <= 3; ++layers)
@@ -155,7 +149,7 @@ TEST_CASE("cudnn sequence executor forward and backward equal the CPU executor")
 }
 
 TEST_CASE("cudnn sequence executor handles changing shapes and no resets") {
-  if (!gpu_or_skip("cudnn sequence executor shapes")) return;
+  if (!recur::test::gpu_or_skip("cudnn sequence executor shapes")) return;
   CudnnSequenceExecutor gpu({CellType::kLstm, 5, 8, 2, 0});
   // Same weights throughout; shapes grow, shrink and come back (workspaces are reused).
   const int shapes[][3] = {{7, 5, 2}, {3, 2, 2}, {9, 6, 0}, {1, 3, 1}, {7, 5, 2}};
@@ -174,7 +168,7 @@ TEST_CASE("cudnn sequence executor handles changing shapes and no resets") {
 }
 
 TEST_CASE("cudnn sequence executor weights round trip is bit-exact") {
-  if (!gpu_or_skip("cudnn sequence executor weights")) return;
+  if (!recur::test::gpu_or_skip("cudnn sequence executor weights")) return;
   for (CellType cell : kCells)
     for (int layers = 1; layers <= 3; ++layers) {
       CAPTURE(to_string(cell));
@@ -189,7 +183,7 @@ TEST_CASE("cudnn sequence executor weights round trip is bit-exact") {
 }
 
 TEST_CASE("cudnn sequence executor forward uses parameters edited through the host span") {
-  if (!gpu_or_skip("cudnn sequence executor parameters")) return;
+  if (!recur::test::gpu_or_skip("cudnn sequence executor parameters")) return;
   const Problem p = make_problem(CellType::kGru, 2, 0, 5);
   const Problem q = make_problem(CellType::kGru, 2, 0, 6);  // other weights, same spec
   CudnnSequenceExecutor gpu(p.spec);
@@ -205,7 +199,7 @@ TEST_CASE("cudnn sequence executor forward uses parameters edited through the ho
 }
 
 TEST_CASE("cudnn sequence executor gradients accumulate until zeroed") {
-  if (!gpu_or_skip("cudnn sequence executor accumulation")) return;
+  if (!recur::test::gpu_or_skip("cudnn sequence executor accumulation")) return;
   const Problem p = make_problem(CellType::kLstm, 2, 0, 8);
   CudnnSequenceExecutor gpu(p.spec);
   gpu.load(p.w);
@@ -224,7 +218,7 @@ TEST_CASE("cudnn sequence executor gradients accumulate until zeroed") {
 }
 
 TEST_CASE("cudnn sequence executor repeated runs are bitwise identical") {
-  if (!gpu_or_skip("cudnn sequence executor determinism")) return;
+  if (!recur::test::gpu_or_skip("cudnn sequence executor determinism")) return;
   for (CellType cell : {CellType::kLstm, CellType::kGru}) {
     CAPTURE(to_string(cell));
     const Problem p = make_problem(cell, 3, 0, 12);
@@ -246,7 +240,7 @@ TEST_CASE("cudnn sequence executor repeated runs are bitwise identical") {
 }
 
 TEST_CASE("cudnn sequence executor weight table passes the opaque layout checks") {
-  if (!gpu_or_skip("cudnn weight table")) return;
+  if (!recur::test::gpu_or_skip("cudnn weight table")) return;
   for (CellType cell : kCells)
     for (int layers = 1; layers <= 3; ++layers) {
       CAPTURE(to_string(cell));
@@ -265,7 +259,7 @@ TEST_CASE("cudnn sequence executor weight table passes the opaque layout checks"
 }
 
 TEST_CASE("cudnn sequence executor persist_small_h equals standard") {
-  if (!gpu_or_skip("cudnn persist_small_h")) return;
+  if (!recur::test::gpu_or_skip("cudnn persist_small_h")) return;
   for (CellType cell : kCells) {
     CAPTURE(to_string(cell));
     // Resets at t = 0 only: every sub-sequence has length T, the persistent kernels' case.

@@ -12,17 +12,11 @@
 #include "policy/devices.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
+#include "tests/gpu_skip.h"
 
 using namespace recur::policy;
 
 namespace {
-
-bool gpu_or_skip(const char* name) {
-  const DeviceReport r = query_devices();
-  if (r.cuda_usable()) return true;
-  std::printf("[skip] %s: no usable GPU: %s\n", name, r.gpu_unavailable.c_str());
-  return false;
-}
 
 PolicySpec spec_for(ActionKind kind, bool shared, CellType cell) {
   PolicySpec s;
@@ -58,7 +52,7 @@ Placement cuda(bool graph = true) {
 }  // namespace
 
 TEST_CASE("GPU actor gives the CPU actor's log-probs and values") {
-  if (!gpu_or_skip("GPU actor gives the CPU actor's log-probs and values")) return;
+  if (!recur::test::gpu_or_skip("GPU actor gives the CPU actor's log-probs and values")) return;
   for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous})
     for (bool shared : {true, false})
       for (CellType cell : {CellType::kLstm, CellType::kGru})
@@ -109,7 +103,7 @@ TEST_CASE("GPU actor gives the CPU actor's log-probs and values") {
 }
 
 TEST_CASE("GPU learner gives the CPU learner's gradients") {
-  if (!gpu_or_skip("GPU learner gives the CPU learner's gradients")) return;
+  if (!recur::test::gpu_or_skip("GPU learner gives the CPU learner's gradients")) return;
   for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous})
     for (bool shared : {true, false})
       for (CellType cell : {CellType::kLstm, CellType::kGru}) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "kernels/learner_math.h"
 
 namespace recur::agent {
 
@@ -18,22 +19,15 @@ Adam::Adam(const std::vector<policy::ParamGroup>& groups, AdamConfig config) : c
 void Adam::step(const std::vector<policy::ParamGroup>& groups, float lr) {
   RECUR_ASSERT(groups.size() == m_.size());
   ++t_;
-  const double bc1 = 1.0 - std::pow(double{config_.beta1}, static_cast<double>(t_));
-  const double bc2 = 1.0 - std::pow(double{config_.beta2}, static_cast<double>(t_));
-  const float step_size = static_cast<float>(lr / bc1);
-  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  // The same element update as the device learner's kernel (kernels/learner_math.h).
+  const kernels::AdamCoefficients a =
+      kernels::adam_coefficients(config_.beta1, config_.beta2, config_.eps, lr, t_);
   for (size_t k = 0; k < groups.size(); ++k) {
     auto& m = m_[k];
     auto& v = v_[k];
     const auto& g = groups[k];
     RECUR_ASSERT(g.values.size() == m.size() && g.grads.size() == m.size());
-    for (size_t i = 0; i < m.size(); ++i) {
-      const float gi = g.grads[i];
-      m[i] = config_.beta1 * m[i] + (1 - config_.beta1) * gi;
-      v[i] = config_.beta2 * v[i] + (1 - config_.beta2) * gi * gi;
-      // torch.optim.Adam: p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps)
-      g.values[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + config_.eps);
-    }
+    for (size_t i = 0; i < m.size(); ++i) kernels::adam_element(g.values[i], g.grads[i], m[i], v[i], a);
   }
 }
 
@@ -84,8 +78,8 @@ double global_grad_norm(const std::vector<policy::ParamGroup>& groups) {
 
 double clip_grad_norm(const std::vector<policy::ParamGroup>& groups, double max_norm) {
   const double norm = global_grad_norm(groups);
-  if (norm > max_norm && std::isfinite(norm)) {
-    const auto scale = static_cast<float>(max_norm / (norm + 1e-6));
+  const float scale = kernels::clip_scale(norm, max_norm);
+  if (scale != 1.0f) {
     for (const auto& g : groups)
       for (float& x : g.grads) x *= scale;
   }

@@ -27,7 +27,8 @@ void Adam::step(const std::vector<policy::ParamGroup>& groups, float lr) {
     auto& v = v_[k];
     const auto& g = groups[k];
     RECUR_ASSERT(g.values.size() == m.size() && g.grads.size() == m.size());
-    for (size_t i = 0; i < m.size(); ++i) kernels::adam_element(g.values[i], g.grads[i], m[i], v[i], a);
+    for (size_t i = 0; i < m.size(); ++i)
+      kernels::adam_element(g.values[i], g.grads[i], m[i], v[i], a);
   }
 }
 

@@ -11,8 +11,8 @@
 #include <vector>
 #include "policy/aligned.h"
 
-#include "agent/adam.h"
 #include "agent/config.h"
+#include "agent/ppo_engine.h"
 #include "agent/rollout.h"
 #include "core/rng.h"
 #include "policy/policy_learner.h"
@@ -27,6 +27,9 @@ struct UpdateStats {
 
 class PpoUpdater {
  public:
+  // The update runs on `engine` (ppo_engine.h: host or CUDA).
+  PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engine, uint64_t seed);
+  // On the host engine over `learner` (not owned).
   PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner, uint64_t seed);
 
   // Computes GAE into the rollout and updates the learner's parameters. progress in [0, 1]
@@ -34,23 +37,18 @@ class PpoUpdater {
   // env_steps names the update in warnings and errors.
   UpdateStats update(Rollout& rollout, double progress, int64_t env_steps = 0);
 
-  Adam& optimizer() { return adam_; }
+  PpoEngine& engine() { return *engine_; }
+  const PpoEngine& engine() const { return *engine_; }
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
-  const Adam& optimizer() const { return adam_; }
   int consecutive_nonfinite() const { return nonfinite_streak_; }
   void set_consecutive_nonfinite(int n) { nonfinite_streak_ = n; }
 
  private:
   AlgoConfig cfg_;
-  policy::PolicyLearner& learner_;
-  Adam adam_;
+  std::unique_ptr<PpoEngine> engine_;
   Rng rng_;
   int nonfinite_streak_ = 0;
-  // Minibatch buffers, (T, Bm, ...).
-  policy::AlignedVector<float> obs_, actions_, state0_, old_logp_, old_values_, adv_, ret_;
-  policy::AlignedVector<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;
-  std::vector<uint8_t> starts_;
 };
 
 }  // namespace recur::agent

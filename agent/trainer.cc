@@ -74,15 +74,19 @@ Trainer::Trainer(const TrainConfig& config) : config_(config) {
   const policy::TensorMap params = policy::init_policy(spec_, init_rng);
   actor_ = std::make_unique<policy::PolicyActor>(spec_, config.env.num_envs, actor_placement_);
   actor_->load(params);
-  learner_ = std::make_unique<policy::PolicyLearner>(spec_, learner_placement_);
-  learner_->load(params);
+  // The learner: on a GPU the whole update runs there (the CUDA engine); on the CPU the host
+  // engine.
+  auto engine = learner_placement_.device == policy::Device::kCuda
+                    ? make_cuda_ppo_engine(spec_, learner_placement_, config.algo.adam_eps)
+                    : make_host_ppo_engine(spec_, learner_placement_, config.algo.adam_eps);
+  engine->load(params);
   venv_->reset(config.run.seed);
   loop_ = std::make_unique<ActorLoop>(*venv_, *actor_, config.run.seed, config.env.normalize_obs);
   auto& rn = loop_->reward_normalizer();
   rn.enabled = config.env.normalize_reward;
   rn.gamma = config.algo.gamma;
   rn.clip = config.env.clip_reward;
-  ppo_ = std::make_unique<PpoUpdater>(config.algo, *learner_, config.run.seed);
+  ppo_ = std::make_unique<PpoUpdater>(config.algo, std::move(engine), config.run.seed);
 }
 
 IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on_episode) {
@@ -97,7 +101,7 @@ IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on
   const double progress =
       static_cast<double>(env_steps()) / static_cast<double>(config_.run.total_env_steps);
   it.update = ppo_->update(rollout_, progress, env_steps());
-  actor_->load_weights(learner_->to_tensors());  // publish: learner -> canonical -> actor
+  ppo_->engine().publish(*actor_);  // learner -> actor through the converter
   const auto t2 = Clock::now();
   it.env_steps = env_steps();
   it.act_seconds = std::chrono::duration<double>(t1 - t0).count();
@@ -106,7 +110,7 @@ IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on
 }
 
 policy::TensorMap Trainer::policy_tensors() const {
-  policy::TensorMap t = learner_->to_tensors();
+  policy::TensorMap t = ppo_->engine().to_tensors();
   const auto norm = actor_->normalizer().to_tensors("obs_norm.");
   t.insert(norm.begin(), norm.end());
   return t;

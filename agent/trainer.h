@@ -1,6 +1,7 @@
 // A training job's engine: VectorEnv + PolicyActor (step executor) + ActorLoop on one side,
-// PolicyLearner (sequence executor) + PpoUpdater on the other, and the weight publishing between
-// them (learner -> canonical tensors -> actor) after every update. The job around it (config
+// PpoUpdater with its engine (ppo_engine.h: the host PolicyLearner + Adam, or the CUDA learner)
+// on the other, and the weight publishing between them after every update (canonical tensors,
+// or device to device when both sides are on the GPU). The job around it (config
 // files, run directory, logs, checkpoints, evaluation schedule) lives in train_job.h.
 #pragma once
 
@@ -60,7 +61,6 @@ class Trainer {
   std::unique_ptr<envs::VectorEnv> venv_;
   policy::PolicySpec spec_;
   std::unique_ptr<policy::PolicyActor> actor_;
-  std::unique_ptr<policy::PolicyLearner> learner_;
   std::unique_ptr<ActorLoop> loop_;
   std::unique_ptr<PpoUpdater> ppo_;
   Rollout rollout_;

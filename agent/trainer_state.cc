@@ -61,7 +61,7 @@ std::string Trainer::save_state() const {
   j["ppo"] = {{"rng", rng_json(ppo_->rng().state())},
               {"nonfinite_streak", ppo_->consecutive_nonfinite()}};
   json adam = json::object();
-  for (const auto& [name, t] : ppo_->optimizer().to_tensors()) adam[name] = t.data;
+  for (const auto& [name, t] : ppo_->engine().optimizer_tensors()) adam[name] = t.data;
   j["adam"] = adam;
   return j.dump();
 }
@@ -72,7 +72,7 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
     j = json::parse(text);
     RECUR_CHECK(j.at("format") == "recur.trainer_state/1", "unknown trainer state format {}",
                 j.at("format").dump());
-    learner_->load(tensors);
+    ppo_->engine().load(tensors);
     actor_->load(tensors);
     envs::VectorEnv::Snapshot snap;
     for (const auto& e : j.at("envs")) {
@@ -109,7 +109,7 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
       auto data = vec<float>(v);
       adam[name] = policy::Tensor({static_cast<int64_t>(data.size())}, std::move(data));
     }
-    ppo_->optimizer().load_tensors(adam);
+    ppo_->engine().load_optimizer_tensors(adam);
   } catch (const json::exception& e) {
     throw Error(fmt::format("trainer state does not fit this run: {}", e.what()));
   }

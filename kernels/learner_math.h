@@ -56,8 +56,8 @@ RECUR_HD inline PpoElement ppo_element(float logp, float old_logp, float advanta
   const double v = value, R = ret, v_old = old_value;
   if (c.clip_range_vf > 0) {
     const double dv_raw = v - v_old;
-    const double dv_clamped =
-        dv_raw < -c.clip_range_vf ? -c.clip_range_vf
+    const double dv_clamped = dv_raw < -c.clip_range_vf
+                                  ? -c.clip_range_vf
                                   : (dv_raw > c.clip_range_vf ? c.clip_range_vf : dv_raw);
     const double vc = v_old + dv_clamped;
     const double e1 = (v - R) * (v - R), e2 = (vc - R) * (vc - R);

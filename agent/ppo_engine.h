@@ -1,0 +1,78 @@
+// The device-specific half of a PPO update. PpoUpdater (ppo.h) owns the algorithm's control flow
+// (GAE, schedules, shuffling, minibatch env lists, non-finite skips, target-KL early stop,
+// statistics); an engine owns the network and the optimizer and does the numeric work of one
+// minibatch where the learner lives:
+//
+//   begin_update(rollout)         the rollout after GAE (a GPU engine uploads it once)
+//   compute(envs, loss config)    gather the env columns, normalize advantages, replay the T steps
+//                                 from the stored initial states with the stored resets, PPO loss
+//                                 and its gradients (zeroed first), global grad norm
+//   apply(norm, max_norm, lr)     global grad-norm clip, one Adam step
+//
+// Two engines: the host engine (PolicyLearner + host Adam; its core may run on any device) and
+// the CUDA engine (agent/cuda/cuda_ppo_engine.h: encoder, core, heads, loss, clip and Adam all on
+// the GPU, only the loss scalars come back). Both take the per-element math from
+// kernels/learner_math.h, so they compute the same update.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "agent/rollout.h"
+#include "kernels/learner_math.h"
+#include "policy/device_choice.h"
+#include "policy/policy_learner.h"
+#include "policy/policy_spec.h"
+#include "policy/tensor.h"
+
+namespace recur::policy {
+class PolicyActor;
+}
+
+namespace recur::agent {
+
+// One minibatch's loss terms (means over its T * B samples) and the gradient norm.
+struct MinibatchResult {
+  double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
+  double loss = 0;       // policy_loss + vf_coef * value_loss - ent_coef * entropy
+  double grad_norm = 0;  // global L2 norm of all gradients, before clipping
+};
+
+class PpoEngine {
+ public:
+  virtual ~PpoEngine() = default;
+  virtual policy::Device device() const = 0;
+  virtual const policy::PolicySpec& spec() const = 0;
+
+  // The network's parameters by canonical names (obs_norm.* ignored), and back.
+  virtual void load(const policy::TensorMap& tensors) = 0;
+  virtual policy::TensorMap to_tensors() const = 0;
+  // Hands the current parameters to the actor: canonical tensors by default; the CUDA engine
+  // copies device to device when the actor is on the same GPU.
+  virtual void publish(policy::PolicyActor& actor);
+
+  virtual void begin_update(const Rollout& rollout) = 0;
+  // env columns `envs` of the rollout given to begin_update (B = envs.size()).
+  virtual MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+                                  bool normalize_advantage) = 0;
+  // Scales the gradients by clip_scale(grad_norm, max_grad_norm), then one Adam step with lr.
+  virtual void apply(double grad_norm, double max_grad_norm, double lr) = 0;
+
+  // Adam's moments ("optim.adam.m.<group>", "optim.adam.v.<group>", canonical order for a core)
+  // and step count ("optim.adam.step"): the same tensors on every device, so runs resume anywhere.
+  virtual policy::TensorMap optimizer_tensors() const = 0;
+  virtual void load_optimizer_tensors(const policy::TensorMap& tensors) = 0;
+};
+
+// The host engine over `learner` (not owned; it must outlive the engine).
+std::unique_ptr<PpoEngine> make_host_ppo_engine(policy::PolicyLearner& learner, float adam_eps);
+// The host engine owning a PolicyLearner placed by `placement`.
+std::unique_ptr<PpoEngine> make_host_ppo_engine(const policy::PolicySpec& spec,
+                                                const policy::Placement& placement, float adam_eps);
+// The CUDA engine on placement.sequence.device (cuDNN options from placement.sequence). Throws
+// recur::Error in a build without CUDA.
+std::unique_ptr<PpoEngine> make_cuda_ppo_engine(const policy::PolicySpec& spec,
+                                                const policy::Placement& placement, float adam_eps);
+
+}  // namespace recur::agent

@@ -43,6 +43,7 @@ class HostPpoEngine final : public PpoEngine {
   const policy::PolicySpec& spec() const override { return learner_.spec(); }
   void load(const policy::TensorMap& tensors) override { learner_.load(tensors); }
   policy::TensorMap to_tensors() const override { return learner_.to_tensors(); }
+  policy::TensorMap gradient_tensors() const override { return learner_.gradient_tensors(); }
 
   void begin_update(const Rollout& rollout) override { r_ = &rollout; }
 

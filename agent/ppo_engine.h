@@ -48,6 +48,8 @@ class PpoEngine {
   // The network's parameters by canonical names (obs_norm.* ignored), and back.
   virtual void load(const policy::TensorMap& tensors) = 0;
   virtual policy::TensorMap to_tensors() const = 0;
+  // The gradients of the last compute() (before clipping), canonical names: for parity tests.
+  virtual policy::TensorMap gradient_tensors() const = 0;
   // Hands the current parameters to the actor: canonical tensors by default; the CUDA engine
   // copies device to device when the actor is on the same GPU.
   virtual void publish(policy::PolicyActor& actor);

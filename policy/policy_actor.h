@@ -66,6 +66,10 @@ class PolicyActor {
   void set_states(std::span<const float> states);
   void reset(int slot);
 
+  // The GPU side when placed on Device::kCuda (null otherwise): the CUDA learner publishes to it
+  // device to device.
+  CudaPolicyActor* cuda_actor() { return cuda_.get(); }
+
  private:
   struct Tower {
     std::unique_ptr<Mlp> encoder;  // null when the spec has no encoder

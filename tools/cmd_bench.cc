@@ -1,9 +1,11 @@
-// `recur bench envs|rnn|rnn-gpu`: env stepping speed (bench_envs.h), the CPU executors
-// (bench_rnn.h) and the GPU executors against the CPU ones (bench_rnn_gpu.h).
+// `recur bench envs|rnn|rnn-gpu|devices`: env stepping speed (bench_envs.h), the CPU executors
+// (bench_rnn.h), the GPU executors against the CPU ones (bench_rnn_gpu.h) and the whole policy's
+// actor step and PPO minibatch per device (bench_devices.h).
 #include <fmt/format.h>
 
 #include <memory>
 
+#include "tools/bench_devices.h"
 #include "tools/bench_envs.h"
 #include "tools/bench_rnn.h"
 #include "tools/bench_rnn_gpu.h"
@@ -107,6 +109,54 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
   });
 }
 
+void add_devices_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "devices", "Whole-policy actor step and PPO minibatch, CPU vs GPU: which device wins where");
+  struct Args {
+    DeviceBenchConfig config;
+    bool no_gpu = false;
+    bool csv = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--envs", args->config.envs, "Actor env slots B")->delimiter(',');
+  cmd->add_option("--learner-envs", args->config.learner_envs, "Learner minibatch envs B")
+      ->delimiter(',');
+  cmd->add_option("--hidden", args->config.hidden, "Hidden sizes H")->delimiter(',');
+  cmd->add_option("--seq-len", args->config.seq_len, "Learner sequence length T")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--device", args->config.device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
+      ->capture_default_str();
+  cmd->add_flag("--no-gpu", args->no_gpu, "CPU rows only");
+  cmd->add_flag("--csv", args->csv, "CSV instead of a table");
+  cmd->callback([args, &exit_code] {
+    auto config = args->config;
+    config.gpu = !args->no_gpu;
+    std::string note;
+    const auto rows = bench_devices(config, &note);
+    if (args->csv) {
+      fmt::print("role,device,batch,hidden,seq_len,us_per_call,samples_per_s\n");
+      for (const auto& r : rows)
+        fmt::print("{},{},{},{},{},{:.3f},{:.0f}\n", r.role, r.device, r.batch, r.hidden, r.seq_len,
+                   r.us_per_call, r.samples_per_s);
+    } else {
+      fmt::print(
+          "policy: obs {}, encoder [64], LSTM H, separate actor/critic cores, 4 actions; actor = "
+          "one act() of B slots, learner = one PPO minibatch of T x B (fwd, loss, bwd, clip, "
+          "Adam)\n",
+          config.obs_dim);
+      fmt::print("{:<8} {:<6} {:>6} {:>5} {:>5} {:>12} {:>14}\n", "role", "device", "B", "H", "T",
+                 "us/call", "samples/s");
+      for (const auto& r : rows)
+        fmt::print("{:<8} {:<6} {:>6} {:>5} {:>5} {:>12.1f} {:>14.0f}\n", r.role, r.device, r.batch,
+                   r.hidden, r.seq_len, r.us_per_call, r.samples_per_s);
+    }
+    if (!note.empty()) fmt::print(stderr, "{}\n", note);
+    exit_code = 0;
+  });
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, int& exit_code) {
@@ -162,6 +212,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
 
   add_rnn_bench(*bench, exit_code);
   add_rnn_gpu_bench(*bench, exit_code);
+  add_devices_bench(*bench, exit_code);
 }
 
 }  // namespace recur::cli

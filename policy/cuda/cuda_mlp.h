@@ -25,6 +25,9 @@ class CudaMlp {
   const MlpSpec& spec() const { return spec_; }
   // Copies mlp's parameters (same spec) to the device on `stream` and waits for the copy.
   void upload(const Mlp& mlp, cudaStream_t stream);
+  // The device parameters (Mlp's flat layout, fixed address), for device-to-device loads.
+  float* parameters() { return params_.data(); }
+  size_t num_parameters() const { return params_.size(); }
 
   // Enqueues y (B, output) = mlp(x (B, input)), both device pointers, B = the rows given at
   // construction; cublas must be bound to `stream`. y must not alias the internal ping-pong.

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "kernels/action_heads.h"
+#include "kernels/gather.h"
 
 namespace recur::policy {
 namespace {
@@ -125,6 +126,46 @@ void CudaPolicyActor::load_weights(const TensorMap& tensors) {
   actor_head_->upload(host_actor_head_, s);
   critic_head_->upload(host_critic_head_, s);
   log_std_.upload(host_log_std_, s);
+  stream_.synchronize();
+}
+
+void CudaPolicyActor::load_weights_device(const DeviceParameters& p) {
+  activate();
+  const cudaStream_t s = stream_.get();
+  // The source is complete once its stream's queued work is (the learner's Adam step).
+  CUDA_CHECK(cudaStreamSynchronize(p.stream));
+  auto copy = [&](float* dst, const float* src, size_t n) {
+    RECUR_CHECK_ARG(src != nullptr, "load_weights_device: a source buffer is missing");
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, s));
+  };
+  const int cores = spec_.shared_core ? 1 : 2;
+  for (int c = 0; c < cores; ++c) {
+    Tower& t = towers_[c];
+    if (t.encoder) copy(t.encoder->parameters(), p.encoder[c], t.encoder->num_parameters());
+    RECUR_CHECK_ARG(p.core[c] != nullptr && p.core_layout[c] != nullptr,
+                    "load_weights_device: core {} has no source", c);
+    const FlatLayout& from = *p.core_layout[c];
+    const FlatLayout& to = t.core->layout();
+    RECUR_CHECK_ARG(from.position.size() == to.position.size(),
+                    "load_weights_device: the '{}' layout places {} canonical weights, this core "
+                    "has {}",
+                    from.name, from.position.size(), to.position.size());
+    Conversion& conv = conversion_[c];
+    if (conv.source_size != from.size || conv.source_position != from.position) {
+      const std::vector<int64_t> index = conversion_index(from, to);
+      conv.index.resize(index.size());
+      conv.index.upload(index, s);
+      CUDA_CHECK(cudaStreamSynchronize(s));  // `index` is pageable and about to go
+      conv.source_size = from.size;
+      conv.source_position = from.position;
+    }
+    kernels::launch_gather(p.core[c], t.core->weights(), conv.index.data(),
+                           static_cast<size_t>(to.size), s);
+  }
+  copy(actor_head_->parameters(), p.actor_head, actor_head_->num_parameters());
+  copy(critic_head_->parameters(), p.critic_head, critic_head_->num_parameters());
+  if (spec_.action_kind == ActionKind::kContinuous)
+    copy(log_std_.data(), p.log_std, log_std_.size());
   stream_.synchronize();
 }
 

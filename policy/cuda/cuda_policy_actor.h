@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "core/rng.h"
 #include "kernels/cuda_memory.h"
@@ -77,6 +78,24 @@ class CudaPolicyActor {
 
   // The network's parameters by their canonical names (as PolicyActor::load_weights).
   void load_weights(const TensorMap& tensors);
+
+  // The network's parameters straight from device memory of this actor's GPU (the CUDA
+  // learner's publish, agent/cuda/cuda_ppo_engine.cc): MLPs and log_std in their own flat
+  // layouts (copied as they are), each core's weights in core_layout[c] (gathered into the step
+  // layout with the converter's index, built once per source layout). Waits for `stream` (the
+  // source's) before reading and for its own copies before returning. Tower c = 1 only for
+  // separate cores; encoder[c] null without an encoder, log_std null for a discrete policy.
+  struct DeviceParameters {
+    const float* encoder[2] = {nullptr, nullptr};
+    const float* core[2] = {nullptr, nullptr};
+    const FlatLayout* core_layout[2] = {nullptr, nullptr};
+    const float* actor_head = nullptr;
+    const float* critic_head = nullptr;
+    const float* log_std = nullptr;
+    cudaStream_t stream = nullptr;
+  };
+  void load_weights_device(const DeviceParameters& params);
+  int device() const { return device_; }
 
   // nobs (B, obs_dim) NORMALIZED observations; the rest as PolicyActor::act.
   void act(std::span<const float> nobs, std::span<const uint8_t> episode_start, Rng& rng,
@@ -150,6 +169,14 @@ class CudaPolicyActor {
   kernels::DeviceBuffer<unsigned char> in_dev_;
   kernels::PinnedBuffer<float> out_host_;
   kernels::DeviceBuffer<float> out_dev_;
+
+  // load_weights_device's conversion index per core (source layout -> step layout).
+  struct Conversion {
+    int64_t source_size = -1;
+    std::vector<int64_t> source_position;
+    kernels::DeviceBuffer<int64_t> index;
+  };
+  Conversion conversion_[2];
 
   kernels::CudaGraph act_graph_, peek_graph_;
   bool act_pending_ = false, peek_pending_ = false;  // use_graph and not yet captured

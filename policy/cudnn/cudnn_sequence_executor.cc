@@ -74,9 +74,13 @@ bool same_table(const OpaqueTable& a, const OpaqueTable& b) {
 }  // namespace
 
 CudnnSequenceExecutor::CudnnSequenceExecutor(const CoreSpec& spec,
-                                             const CudnnSequenceOptions& options)
-    : SequenceExecutor(spec), options_(select_device(options)), dropout_(handle_.get()) {
-  CUDNN_CHECK(cudnnSetStream(handle_.get(), stream_.get()));
+                                             const CudnnSequenceOptions& options,
+                                             cudaStream_t stream)
+    : SequenceExecutor(spec),
+      options_(select_device(options)),
+      external_stream_(stream),
+      dropout_(handle_.get()) {
+  CUDNN_CHECK(cudnnSetStream(handle_.get(), this->stream()));
   const bool configured = configure(standard_, CUDNN_RNN_ALGO_STANDARD);  // errors throw
   RECUR_ASSERT(configured);
 
@@ -94,8 +98,8 @@ CudnnSequenceExecutor::CudnnSequenceExecutor(const CoreSpec& spec,
   host_dw_.resize(n);
   std::fill_n(host_w_.data(), n, 0.0f);
   std::fill_n(host_dw_.data(), n, 0.0f);
-  w_.zero(stream_.get());
-  dw_.zero(stream_.get());
+  w_.zero(this->stream());
+  dw_.zero(this->stream());
 
   // The persistent descriptor, kept only when cuDNN accepts it with the very same weight layout
   // (the weight space is shared between the two descriptors).
@@ -118,7 +122,7 @@ CudnnSequenceExecutor::CudnnSequenceExecutor(const CoreSpec& spec,
           "cudnn sequence executor: persist_small_h not accepted for this core, using "
           "standard");
   }
-  stream_.synchronize();
+  sync();
 }
 
 CudnnSequenceExecutor::~CudnnSequenceExecutor() = default;
@@ -202,18 +206,20 @@ void CudnnSequenceExecutor::load_impl(const CanonicalWeights& weights) {
   const std::vector<float> flat = flatten(weights);
   scatter_canonical(layout_, flat, host_w_.span());  // zeroes gaps
   use_device();
-  w_.upload(host_w_.span(), stream_.get());
-  stream_.synchronize();
+  w_.upload(host_w_.span(), stream());
+  sync();
 }
 
 CanonicalWeights CudnnSequenceExecutor::weights_impl() const {
-  // The host mirror is the truth (forward uploads it): no device read needed.
+  // The host mirror is the truth (forward uploads it), unless the device copy is.
+  refresh_mirrors();
   std::vector<float> flat(layout_.position.size());
   gather_canonical(layout_, std::span<const float>(host_w_.data(), host_w_.size()), flat);
   return unflatten(spec(), flat);
 }
 
 CanonicalWeights CudnnSequenceExecutor::gradients_impl() const {
+  refresh_mirrors();
   std::vector<float> flat(layout_.position.size());
   gather_canonical(layout_, std::span<const float>(host_dw_.data(), host_dw_.size()), flat);
   return unflatten(spec(), flat);
@@ -222,16 +228,40 @@ CanonicalWeights CudnnSequenceExecutor::gradients_impl() const {
 void CudnnSequenceExecutor::zero_gradients_impl() {
   std::fill_n(host_dw_.data(), host_dw_.size(), 0.0f);
   use_device();
-  dw_.zero(stream_.get());
-  stream_.synchronize();
+  dw_.zero(stream());
+  sync();
 }
 
-void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
-                                         std::span<const uint8_t> episode_start,
-                                         std::span<const float> initial_state, std::span<float> y,
-                                         std::span<float> final_state) {
+void CudnnSequenceExecutor::set_device_resident(bool on) {
+  RECUR_CHECK_ARG(!have_forward_, "set_device_resident: choose the mode before the first forward");
+  if (on && !device_resident_) {
+    // The mirrors held the truth until now: the device copies take over from them.
+    use_device();
+    w_.upload(host_w_.span(), stream());
+    dw_.upload(host_dw_.span(), stream());
+    sync();
+  }
+  device_resident_ = on;
+}
+
+void CudnnSequenceExecutor::sync() const {
+  CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+void CudnnSequenceExecutor::refresh_mirrors() const {
+  if (!device_resident_) return;
   use_device();
-  cudaStream_t stream = stream_.get();
+  w_.download(host_w_.span(), stream());
+  dw_.download(host_dw_.span(), stream());
+  sync();
+}
+
+void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t> episode_start,
+                                          std::span<const float> initial_state) {
+  use_device();
+  cudaStream_t st = stream();
+  // The pinned staging below is rewritten now: the previous call's uploads must be done.
+  staged_.synchronize();
   plan_sequences_into(plan_, T, B, episode_start);
   have_forward_ = false;  // the kept state is being replaced
   const CoreSpec& s = spec();
@@ -267,14 +297,9 @@ void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
   std::copy(plan_.lengths.begin(), plan_.lengths.end(), idx);
   std::copy(plan_.padded_row.begin(), plan_.padded_row.end(), idx + N);
   std::copy(plan_.source_row.begin(), plan_.source_row.end(), idx + N + tb);
-  d_lengths_.upload({idx, static_cast<size_t>(N)}, stream);
-  d_padded_row_.upload({idx + N, tb}, stream);
-  d_source_row_.upload({idx + N + tb, rows}, stream);
-
-  // x (T, B, in)
-  pin_in_.reserve(tb * in);
-  std::copy(x.begin(), x.end(), pin_in_.data());
-  d_x_.upload({pin_in_.data(), tb * in}, stream);
+  d_lengths_.upload({idx, static_cast<size_t>(N)}, st);
+  d_padded_row_.upload({idx + N, tb}, st);
+  d_source_row_.upload({idx + N + tb, rows}, st);
 
   // hx, cx (L, N, H) from initial_state (B, S) = [h of layers | c of layers] per env; zeros for
   // sub-sequences that start an episode (initial_row = -1).
@@ -291,21 +316,27 @@ void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
         if (lstm) cx[dst + j] = src ? src[(L + k) * H + j] : 0.0f;
       }
     }
-  d_hx_.upload({hx, lnh}, stream);
-  if (lstm) d_cx_.upload({cx, lnh}, stream);
+  d_hx_.upload({hx, lnh}, st);
+  if (lstm) d_cx_.upload({cx, lnh}, st);
+  staged_.record(st);
 
-  // The parameters as the optimizer left them in the host mirror.
-  w_.upload(host_w_.span(), stream);
+  // The parameters as the optimizer left them in the host mirror (host-mirror mode).
+  if (!device_resident_) w_.upload(host_w_.span(), st);
+}
 
+void CudnnSequenceExecutor::run_staged_forward(const float* x, float* y) {
+  cudaStream_t st = stream();
+  const size_t tb = static_cast<size_t>(plan_.T) * plan_.B;
+  const size_t rows = static_cast<size_t>(plan_.max_length) * plan_.count;
   // x -> padded layout (zeros in the padding), then one cuDNN call.
-  kernels::launch_gather_rows(d_x_.data(), d_x_pad_.data(), d_source_row_.data(),
-                              static_cast<int>(rows), in, stream);
+  kernels::launch_gather_rows(x, d_x_pad_.data(), d_source_row_.data(), static_cast<int>(rows),
+                              spec().input, st);
   RnnAlgo algo = RnnAlgo::kStandard;
   if (persist_eligible()) {
     if (run_forward(RnnAlgo::kPersistSmallH)) {
       algo = RnnAlgo::kPersistSmallH;
     } else {
-      refuse_persist(M, N, "forward");
+      refuse_persist(plan_.max_length, plan_.count, "forward");
     }
   }
   if (algo == RnnAlgo::kStandard) {
@@ -313,19 +344,40 @@ void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
     RECUR_ASSERT(ran);
   }
   last_algo_ = algo;
+  // y back to (T, B, H).
+  kernels::launch_gather_rows(d_y_pad_.data(), y, d_padded_row_.data(), static_cast<int>(tb),
+                              spec().hidden, st);
+}
 
-  // y back to (T, B, H); final states from hy/cy rows final_sub.
-  kernels::launch_gather_rows(d_y_pad_.data(), d_y_.data(), d_padded_row_.data(),
-                              static_cast<int>(tb), H, stream);
+void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
+                                         std::span<const uint8_t> episode_start,
+                                         std::span<const float> initial_state, std::span<float> y,
+                                         std::span<float> final_state) {
+  stage_forward(T, B, episode_start, initial_state);
+  cudaStream_t st = stream();
+  const CoreSpec& s = spec();
+  const bool lstm = has_cell_state(s.cell);
+  const int N = plan_.count, L = s.layers, H = s.hidden, in = s.input;
+  const auto S = static_cast<size_t>(s.state_size());
+  const size_t tb = static_cast<size_t>(T) * B;
+  const size_t lnh = static_cast<size_t>(L) * N * H;
+
+  // x (T, B, in)
+  pin_in_.reserve(tb * in);
+  std::copy(x.begin(), x.end(), pin_in_.data());
+  d_x_.upload({pin_in_.data(), tb * in}, st);
+  run_staged_forward(d_x_.data(), d_y_.data());
+
+  // y to the host; final states from hy/cy rows final_sub.
   pin_out_.reserve(tb * H);
-  d_y_.download({pin_out_.data(), tb * H}, stream);
+  d_y_.download({pin_out_.data(), tb * H}, st);
   float* hy = pin_state_.data();  // stream order: after the hx/cx uploads above
   float* cy = hy + lnh;
   if (!final_state.empty()) {
-    d_hy_.download({hy, lnh}, stream);
-    if (lstm) d_cy_.download({cy, lnh}, stream);
+    d_hy_.download({hy, lnh}, st);
+    if (lstm) d_cy_.download({cy, lnh}, st);
   }
-  stream_.synchronize();
+  sync();
   have_forward_ = true;
 
   std::copy_n(pin_out_.data(), tb * H, y.begin());
@@ -342,16 +394,28 @@ void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
   }
 }
 
-void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<float> dx,
-                                          std::span<float> d_initial_state) {
-  RECUR_CHECK_ARG(have_forward_, "backward: the last forward did not complete (it threw)");
-  use_device();
-  cudaStream_t stream = stream_.get();
+void CudnnSequenceExecutor::forward_device(int T, int B, const float* x,
+                                           std::span<const uint8_t> episode_start,
+                                           std::span<const float> initial_state, float* y) {
+  const CoreSpec& s = spec();
+  RECUR_CHECK_ARG(device_resident_, "forward_device needs set_device_resident(true)");
+  RECUR_CHECK_ARG(T >= 1 && B >= 1, "forward_device: T {} and B {} must be >= 1", T, B);
+  RECUR_CHECK_ARG(x != nullptr && y != nullptr, "forward_device: x and y must be device buffers");
+  RECUR_CHECK_ARG(episode_start.size() == static_cast<size_t>(T) * B &&
+                      initial_state.size() == static_cast<size_t>(B) * s.state_size(),
+                  "forward_device: episode_start must be (T, B) = {} and initial_state (B, S) = {}",
+                  static_cast<size_t>(T) * B, static_cast<size_t>(B) * s.state_size());
+  stage_forward(T, B, episode_start, initial_state);
+  run_staged_forward(x, y);
+  have_forward_ = true;
+}
+
+void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
+  cudaStream_t st = stream();
   const CoreSpec& s = spec();
   const bool lstm = has_cell_state(s.cell);
   const int T = plan_.T, B = plan_.B;
   const int N = plan_.count, M = plan_.max_length, L = s.layers, H = s.hidden, in = s.input;
-  const auto S = static_cast<size_t>(s.state_size());
   const size_t tb = static_cast<size_t>(T) * B, rows = static_cast<size_t>(M) * N;
   const size_t lnh = static_cast<size_t>(L) * N * H;
 
@@ -361,13 +425,8 @@ void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<f
   if (lstm) d_dcx_.reserve(lnh);
 
   // dy (T, B, H) -> padded (zeros in the padding: those outputs do not exist for the loss).
-  pin_out_.reserve(tb * H);
-  std::copy(dy.begin(), dy.end(), pin_out_.data());
-  d_y_.upload({pin_out_.data(), tb * H}, stream);  // d_y_ is free after forward: holds dy now
-  kernels::launch_gather_rows(d_y_.data(), d_dy_pad_.data(), d_source_row_.data(),
-                              static_cast<int>(rows), H, stream);
-  // The host gradient mirror is the truth: cuDNN ADDs this batch's gradients onto it.
-  dw_.upload(host_dw_.span(), stream);
+  kernels::launch_gather_rows(dy, d_dy_pad_.data(), d_source_row_.data(), static_cast<int>(rows), H,
+                              st);
 
   // BackwardData must come first (it updates the reserve space BackwardWeights reads). NULL
   // dhy/dcy: no gradient flows into the final state.
@@ -390,7 +449,8 @@ void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<f
   if (last_algo_ == RnnAlgo::kPersistSmallH && refused(status)) {
     spdlog::info("cudnn sequence executor: persist_small_h backward: {}",
                  cudnnGetErrorString(status));
-    // Redo the forward with STANDARD (its own reserve space), then its backward.
+    // Redo the forward with STANDARD (its own reserve space), then its backward. x_pad still
+    // holds this batch's input (only BackwardData wrote elsewhere).
     refuse_persist(M, N, "backward");
     const bool ran = run_forward(RnnAlgo::kStandard);
     RECUR_ASSERT(ran);
@@ -400,22 +460,54 @@ void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<f
   }
   CUDNN_CHECK(status);
 
-  // dx back to (T, B, in); d_initial_state from dhx/dcx rows per initial_row; dw to the mirror.
+  // dx back to (T, B, in).
+  if (dx != nullptr)
+    kernels::launch_gather_rows(d_dx_pad_.data(), dx, d_padded_row_.data(), static_cast<int>(tb),
+                                in, st);
+}
+
+void CudnnSequenceExecutor::backward_device(const float* dy, float* dx) {
+  RECUR_CHECK_ARG(device_resident_, "backward_device needs set_device_resident(true)");
+  RECUR_CHECK_ARG(have_forward_, "backward_device: no complete forward to differentiate");
+  RECUR_CHECK_ARG(dy != nullptr, "backward_device: dy must be a device buffer");
+  use_device();
+  run_staged_backward(dy, dx);
+}
+
+void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<float> dx,
+                                          std::span<float> d_initial_state) {
+  RECUR_CHECK_ARG(have_forward_, "backward: the last forward did not complete (it threw)");
+  use_device();
+  cudaStream_t st = stream();
+  const CoreSpec& s = spec();
+  const bool lstm = has_cell_state(s.cell);
+  const int T = plan_.T, B = plan_.B;
+  const int N = plan_.count, L = s.layers, H = s.hidden, in = s.input;
+  const auto S = static_cast<size_t>(s.state_size());
+  const size_t tb = static_cast<size_t>(T) * B;
+  const size_t lnh = static_cast<size_t>(L) * N * H;
+
+  pin_out_.reserve(tb * H);
+  std::copy(dy.begin(), dy.end(), pin_out_.data());
+  d_y_.upload({pin_out_.data(), tb * H}, st);  // d_y_ is free after forward: holds dy now
+  // The host gradient mirror is the truth: cuDNN ADDs this batch's gradients onto it.
+  if (!device_resident_) dw_.upload(host_dw_.span(), st);
+  run_staged_backward(d_y_.data(), dx.empty() ? nullptr : d_x_.data());
+
+  // dx and d_initial_state (from dhx/dcx rows per initial_row) to the host; dw to the mirror.
   if (!dx.empty()) {
-    kernels::launch_gather_rows(d_dx_pad_.data(), d_x_.data(), d_padded_row_.data(),
-                                static_cast<int>(tb), in, stream);
     pin_in_.reserve(tb * in);
-    d_x_.download({pin_in_.data(), tb * in}, stream);
+    d_x_.download({pin_in_.data(), tb * in}, st);
   }
   pin_state_.reserve(2 * lnh);
   float* dhx = pin_state_.data();
   float* dcx = dhx + lnh;
   if (!d_initial_state.empty()) {
-    d_dhx_.download({dhx, lnh}, stream);
-    if (lstm) d_dcx_.download({dcx, lnh}, stream);
+    d_dhx_.download({dhx, lnh}, st);
+    if (lstm) d_dcx_.download({dcx, lnh}, st);
   }
-  dw_.download(host_dw_.span(), stream);
-  stream_.synchronize();
+  if (!device_resident_) dw_.download(host_dw_.span(), st);
+  sync();
 
   if (!dx.empty()) std::copy_n(pin_in_.data(), tb * in, dx.begin());
   if (!d_initial_state.empty()) {

@@ -21,7 +21,15 @@
 // before running, so an optimizer may edit parameters() between calls; backward() uploads the
 // gradient mirror into dw, lets cuDNN ADD this batch's gradients, and downloads dw into the
 // mirror again. A device-resident optimizer (device_weights(), device_gradients(), layout(),
-// stream()) comes next; until then device-side edits of w/dw are overwritten by those uploads.
+// stream()) switches to the device-resident mode below.
+//
+// Device-resident mode (set_device_resident(true), the CUDA learner): w and dw on the device are
+// the truth. forward_device/backward_device take and give device pointers, enqueue on stream()
+// and return without waiting (only the small host staging of the plan and the initial states is
+// copied in; the next call waits for those copies before rewriting them). Nothing is uploaded
+// from or refreshed into the host mirrors; weights()/gradients()/parameters() read the device
+// copies back when asked (a synchronizing download), and an optimizer updates device_weights()
+// in place from device_gradients() on the same stream.
 //
 // Algorithms: STANDARD always works. With options.algo auto or persist_small_h the executor tries
 // CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H when a batch is eligible (no cut sub-sequences, i.e. all
@@ -30,7 +38,8 @@
 // status from the descriptor, size query, forward or backward; a backward refusal re-runs the
 // forward with STANDARD first, since the reserve space belongs to the algorithm).
 //
-// Not thread-safe; one executor per thread. Every call synchronizes its stream before returning.
+// Not thread-safe; one executor per thread. Every host-span call synchronizes its stream before
+// returning; forward_device/backward_device do not.
 #pragma once
 
 #include <cudnn.h>
@@ -50,18 +59,41 @@ namespace recur::policy {
 
 class CudnnSequenceExecutor final : public SequenceExecutor {
  public:
-  CudnnSequenceExecutor(const CoreSpec& spec, const CudnnSequenceOptions& options = {});
+  // stream: the CUDA stream every call is enqueued on (nullptr: one owned by the executor), so
+  // that a learner can order the core with its own kernels without events.
+  CudnnSequenceExecutor(const CoreSpec& spec, const CudnnSequenceOptions& options = {},
+                        cudaStream_t stream = nullptr);
   ~CudnnSequenceExecutor() override;
 
-  std::span<float> parameters() override { return host_w_.span(); }
-  std::span<float> parameter_gradients() override { return host_dw_.span(); }
+  // Host mirrors; in device-resident mode a snapshot read back from the device (edits are lost).
+  std::span<float> parameters() override {
+    refresh_mirrors();
+    return host_w_.span();
+  }
+  std::span<float> parameter_gradients() override {
+    refresh_mirrors();
+    return host_dw_.span();
+  }
   const FlatLayout& parameter_layout() const override { return layout_; }
 
-  // The device side, for the device-resident optimizer of the next step (see the header note).
+  // The device side, for the device-resident optimizer (see the header note).
   float* device_weights() { return w_.data(); }
+  const float* device_weights() const { return w_.data(); }
   float* device_gradients() { return dw_.data(); }
   const FlatLayout& layout() const { return layout_; }
-  cudaStream_t stream() const { return stream_.get(); }
+  cudaStream_t stream() const { return external_stream_ ? external_stream_ : stream_.get(); }
+
+  // Device-resident mode (see the header note); choose it before the first forward.
+  void set_device_resident(bool on);
+  bool device_resident() const { return device_resident_; }
+  // x (T, B, input) and y (T, B, H) device; episode_start (T, B) and initial_state (B, S) host.
+  // Enqueued on stream(); y is ready when the stream gets there.
+  void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
+                      std::span<const float> initial_state, float* y);
+  // Backward of the last forward_device: dy (T, B, H) device; dx (T, B, input) device written
+  // unless nullptr; gradients ADDED into device_gradients(). No d_initial_state (PPO does not
+  // train the stored states). Enqueued on stream().
+  void backward_device(const float* dy, float* dx);
 
   // What cudnnGetRNNWeightParams reported for the STANDARD descriptor (for tests and reports).
   const OpaqueTable& weight_table() const { return table_; }
@@ -82,6 +114,16 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   CanonicalWeights gradients_impl() const override;
 
   void use_device() const;
+  void sync() const;
+  // Device-resident mode: copies w/dw into the host mirrors (for weights()/gradients()).
+  void refresh_mirrors() const;
+  // Plans the batch, sets the descriptors, grows the buffers and uploads the index arrays and
+  // hx/cx (host-mirror mode: the weights too); then the staged forward runs from device x into
+  // device y, and the staged backward from device dy.
+  void stage_forward(int T, int B, std::span<const uint8_t> episode_start,
+                     std::span<const float> initial_state);
+  void run_staged_forward(const float* x, float* y);
+  void run_staged_backward(const float* dy, float* dx);
   // Sets `desc` for `algo`; false when cuDNN refuses a persistent algo (other errors throw).
   bool configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo);
   bool persist_eligible() const;
@@ -94,7 +136,10 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   cudnnRNNDescriptor_t descriptor(RnnAlgo algo) const;
 
   CudnnSequenceOptions options_;
-  kernels::CudaStream stream_;
+  kernels::CudaStream stream_;  // used unless an external stream was given
+  cudaStream_t external_stream_ = nullptr;
+  bool device_resident_ = false;
+  kernels::CudaEvent staged_;  // after the last staging uploads (pinned buffers reusable)
   cudnn::Handle handle_;
   cudnn::NoDropoutDescriptor dropout_;
   cudnn::RnnDescriptor standard_;
@@ -105,8 +150,9 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   size_t weight_bytes_ = 0;
   OpaqueTable table_;
   FlatLayout layout_;
-  kernels::DeviceBuffer<float> w_, dw_;            // (layout_.size) opaque weight space
-  kernels::PinnedBuffer<float> host_w_, host_dw_;  // host mirrors (the truth)
+  kernels::DeviceBuffer<float> w_, dw_;  // (layout_.size) opaque weight space
+  // Host mirrors (the truth, unless device-resident; then refreshed on demand).
+  mutable kernels::PinnedBuffer<float> host_w_, host_dw_;
 
   // The last forward's plan, descriptors and device data (backward needs all of them intact).
   SequencePlan plan_;

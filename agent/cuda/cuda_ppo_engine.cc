@@ -1,0 +1,264 @@
+// The CUDA PPO engine (ppo_engine.h): one minibatch of recurrent PPO with every tensor on the GPU.
+//
+//   begin_update   the rollout's float arrays (T, N, ...) uploaded once per update
+//   compute        row index (T*B) -> gather obs, actions, old log-probs / values, advantages,
+//                  returns -> advantage normalization -> CudaPolicyLearner::evaluate -> PPO loss
+//                  kernel (per-sample gradients + 5 sums) -> backward -> squared grad norm;
+//                  ONE synchronization: 6 doubles come back (the loss sums and the norm)
+//   apply          clip factor and Adam's bias corrections on the host, one kernel over every
+//                  parameter group (scale + Adam); nothing comes back
+//
+// The per-sample formulas are kernels/learner_math.h's, shared with the host engine. Reductions
+// are deterministic (fixed trees), so a run repeats bit for bit on the same GPU. Adam's moments
+// are device buffers in each group's own layout (cuDNN's opaque space for a core) and are saved
+// and restored in canonical order, the same tensors the host engine writes.
+#include <cmath>
+#include <vector>
+
+#include "agent/ppo_engine.h"
+#include "core/error.h"
+#include "kernels/cuda_memory.h"
+#include "kernels/gather.h"
+#include "kernels/optimizer.h"
+#include "kernels/ppo_loss.h"
+#include "kernels/reduction.h"
+#include "policy/cuda/cuda_policy_actor.h"
+#include "policy/cuda/cuda_policy_learner.h"
+#include "policy/policy_actor.h"
+
+namespace recur::agent {
+namespace {
+
+class CudaPpoEngine final : public PpoEngine {
+ public:
+  CudaPpoEngine(const policy::PolicySpec& spec, const policy::Placement& placement, float adam_eps)
+      : learner_(spec, placement.sequence), adam_eps_(adam_eps) {
+    const cudaStream_t s = learner_.stream();
+    for (const auto& g : learner_.parameter_groups()) {
+      RECUR_ASSERT(groups_.count < kernels::kMaxParamSegments);
+      Moments mv;
+      mv.m.resize(g.size);
+      mv.v.resize(g.size);
+      mv.m.zero(s);
+      mv.v.zero(s);
+      kernels::ParamSegment& seg = groups_.segment[groups_.count++];
+      seg.values = g.values;
+      seg.grads = g.grads;
+      seg.m = mv.m.data();
+      seg.v = mv.v.data();
+      seg.n = static_cast<long long>(g.size);
+      names_.push_back(g.name);
+      layouts_.push_back(g.layout);
+      moments_.push_back(std::move(mv));
+    }
+    scratch_.resize(static_cast<size_t>(kernels::kReductionScratch));
+    sums_.resize(6);
+    sums_host_.resize(6);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+  policy::Device device() const override { return policy::Device::kCuda; }
+  const policy::PolicySpec& spec() const override { return learner_.spec(); }
+  void load(const policy::TensorMap& tensors) override { learner_.load(tensors); }
+  policy::TensorMap to_tensors() const override { return learner_.to_tensors(); }
+  policy::TensorMap gradient_tensors() const override { return learner_.gradient_tensors(); }
+
+  void publish(policy::PolicyActor& actor) override {
+    policy::CudaPolicyActor* gpu = actor.cuda_actor();
+    if (gpu == nullptr || gpu->device() != learner_.device()) {
+      PpoEngine::publish(actor);  // canonical tensors: a CPU actor, or another GPU
+      return;
+    }
+    // Same GPU: MLPs and log_std copied as they are, each core's opaque weights gathered into
+    // the actor's step layout (the converter's index, on the device).
+    policy::CudaPolicyActor::DeviceParameters p;
+    for (int c = 0; c < 2; ++c) {
+      p.encoder[c] = learner_.encoder_parameters(c);
+      p.core[c] = learner_.core_weights(c);
+      p.core_layout[c] = learner_.core_layout(c);
+    }
+    p.actor_head = learner_.actor_head_parameters();
+    p.critic_head = learner_.critic_head_parameters();
+    p.log_std = learner_.log_std();
+    p.stream = learner_.stream();
+    gpu->load_weights_device(p);
+  }
+
+  void begin_update(const Rollout& r) override {
+    r_ = &r;
+    const cudaStream_t s = learner_.stream();
+    // The previous minibatch's copies out of the pinned staging are complete (compute synced).
+    auto up = [&](kernels::DeviceBuffer<float>& d, const policy::AlignedVector<float>& h) {
+      d.reserve(h.size());
+      d.upload(std::span<const float>(h.data(), h.size()), s);
+    };
+    up(obs_, r.obs);
+    up(actions_, r.actions);
+    up(old_logp_, r.log_probs);
+    up(old_values_, r.values);
+    up(advantages_, r.advantages);
+    up(returns_, r.returns);
+    // Pageable sources: the copies above have completed when the calls return (or are staged),
+    // so the host may reuse the rollout; wait anyway to keep the contract obvious.
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+  MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+                          bool normalize_advantage) override {
+    RECUR_ASSERT(r_ != nullptr);
+    const Rollout& r = *r_;
+    const cudaStream_t s = learner_.stream();
+    const int T = r.T, N = r.N, B = static_cast<int>(envs.size());
+    const auto m = static_cast<size_t>(T) * static_cast<size_t>(B);
+    const int adim = r.action_dim;
+
+    // Rows of the (T, N) arrays that make the (T, B) minibatch; host-side episode flags and
+    // initial states (they shape cuDNN's sub-sequence plan).
+    rows_host_.reserve(m);
+    starts_.resize(m);
+    for (int t = 0; t < T; ++t)
+      for (int j = 0; j < B; ++j) {
+        const size_t src = static_cast<size_t>(t) * N + static_cast<size_t>(envs[j]);
+        rows_host_.data()[static_cast<size_t>(t) * B + j] = static_cast<int32_t>(src);
+        starts_[static_cast<size_t>(t) * B + j] = r.episode_start[src];
+      }
+    state0_.resize(static_cast<size_t>(B) * r.state_size);
+    for (int j = 0; j < B; ++j)
+      std::copy_n(r.initial_state.begin() + static_cast<size_t>(envs[j]) * r.state_size,
+                  r.state_size, state0_.begin() + static_cast<size_t>(j) * r.state_size);
+    rows_.reserve(m);
+    rows_.upload(std::span<const int32_t>(rows_host_.data(), m), s);
+
+    auto gather = [&](const kernels::DeviceBuffer<float>& src, kernels::DeviceBuffer<float>& dst,
+                      int width) {
+      dst.reserve(m * static_cast<size_t>(width));
+      kernels::launch_gather_rows(src.data(), dst.data(), rows_.data(), static_cast<int>(m), width,
+                                  s);
+    };
+    gather(obs_, mb_obs_, r.obs_dim);
+    gather(actions_, mb_actions_, adim);
+    gather(old_logp_, mb_old_logp_, 1);
+    gather(old_values_, mb_old_values_, 1);
+    gather(advantages_, mb_adv_, 1);
+    gather(returns_, mb_returns_, 1);
+    if (normalize_advantage && m > 1)
+      kernels::launch_normalize_advantages(mb_adv_.data(), static_cast<int>(m), scratch_.data(), s);
+
+    for (auto* b : {&logp_, &ent_, &values_, &d_logp_, &d_ent_, &d_values_}) b->reserve(m);
+    learner_.zero_gradients();
+    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state0_, logp_.data(),
+                      ent_.data(), values_.data());
+    kernels::launch_ppo_loss(logp_.data(), mb_old_logp_.data(), mb_adv_.data(), values_.data(),
+                             mb_old_values_.data(), mb_returns_.data(), ent_.data(),
+                             static_cast<int>(m), loss, d_logp_.data(), d_ent_.data(),
+                             d_values_.data(), sums_.data(), scratch_.data(), s);
+    learner_.backward(d_logp_.data(), d_ent_.data(), d_values_.data());
+    kernels::launch_grad_sq_norm(groups_, sums_.data() + 5, scratch_.data(), s);
+
+    // The only synchronization of the minibatch: six doubles.
+    sums_.download(std::span<double>(sums_host_.data(), 6), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    const double* h = sums_host_.data();
+    const double inv_m = 1.0 / static_cast<double>(m);
+    MinibatchResult out;
+    out.policy_loss = h[0] * inv_m;
+    out.value_loss = h[1] * inv_m;
+    out.entropy = h[2] * inv_m;
+    out.approx_kl = h[3] * inv_m;
+    out.clip_fraction = h[4] * inv_m;
+    out.loss = out.policy_loss + loss.vf_coef * out.value_loss - loss.ent_coef * out.entropy;
+    out.grad_norm = std::sqrt(h[5]);
+    return out;
+  }
+
+  void apply(double grad_norm, double max_grad_norm, double lr) override {
+    ++step_;
+    const kernels::AdamCoefficients a =
+        kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr, step_);
+    kernels::launch_scale_and_adam(groups_, kernels::clip_scale(grad_norm, max_grad_norm), a,
+                                   learner_.stream());
+  }
+
+  policy::TensorMap optimizer_tensors() const override {
+    const cudaStream_t s = learner_.stream();
+    policy::TensorMap out;
+    for (size_t k = 0; k < names_.size(); ++k) {
+      for (int which = 0; which < 2; ++which) {
+        const auto& buf = which == 0 ? moments_[k].m : moments_[k].v;
+        std::vector<float> own(buf.size());
+        buf.download(own, s);
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        std::vector<float> data = own;
+        if (layouts_[k]) {
+          data.resize(layouts_[k]->position.size());
+          policy::gather_canonical(*layouts_[k], own, data);
+        }
+        out[(which == 0 ? "optim.adam.m." : "optim.adam.v.") + names_[k]] =
+            policy::Tensor({static_cast<int64_t>(data.size())}, data);
+      }
+    }
+    out["optim.adam.step"] = policy::Tensor({1}, {static_cast<float>(step_)});
+    return out;
+  }
+
+  void load_optimizer_tensors(const policy::TensorMap& tensors) override {
+    const cudaStream_t s = learner_.stream();
+    for (size_t k = 0; k < names_.size(); ++k) {
+      for (int which = 0; which < 2; ++which) {
+        const std::string name = (which == 0 ? "optim.adam.m." : "optim.adam.v.") + names_[k];
+        auto& buf = which == 0 ? moments_[k].m : moments_[k].v;
+        const auto it = tensors.find(name);
+        const size_t expected = layouts_[k] ? layouts_[k]->position.size() : buf.size();
+        RECUR_CHECK(it != tensors.end() && it->second.data.size() == expected,
+                    "optimizer state '{}' is missing or has the wrong size", name);
+        std::vector<float> own(buf.size(), 0.0f);  // gaps of a layout stay zero
+        if (layouts_[k])
+          policy::scatter_canonical(*layouts_[k], it->second.data, own);
+        else
+          own = it->second.data;
+        buf.upload(own, s);
+        CUDA_CHECK(cudaStreamSynchronize(s));
+      }
+    }
+    const auto it = tensors.find("optim.adam.step");
+    RECUR_CHECK(it != tensors.end() && it->second.data.size() == 1,
+                "optimizer state 'optim.adam.step' is missing");
+    step_ = static_cast<long long>(it->second.data[0]);
+  }
+
+ private:
+  struct Moments {
+    kernels::DeviceBuffer<float> m, v;
+  };
+
+  policy::CudaPolicyLearner learner_;
+  float adam_eps_;
+  long long step_ = 0;
+  kernels::ParamSegments groups_;
+  std::vector<std::string> names_;
+  std::vector<const policy::FlatLayout*> layouts_;
+  std::vector<Moments> moments_;
+
+  const Rollout* r_ = nullptr;
+  // The whole rollout (T, N, ...) and the minibatch (T, B, ...), device.
+  kernels::DeviceBuffer<float> obs_, actions_, old_logp_, old_values_, advantages_, returns_;
+  kernels::DeviceBuffer<float> mb_obs_, mb_actions_, mb_old_logp_, mb_old_values_, mb_adv_,
+      mb_returns_;
+  kernels::DeviceBuffer<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;
+  kernels::DeviceBuffer<int32_t> rows_;
+  kernels::PinnedBuffer<int32_t> rows_host_;
+  kernels::DeviceBuffer<double> scratch_, sums_;  // sums_: 5 loss sums, then the squared norm
+  kernels::PinnedBuffer<double> sums_host_;
+  std::vector<uint8_t> starts_;
+  policy::AlignedVector<float> state0_;
+};
+
+}  // namespace
+
+std::unique_ptr<PpoEngine> make_cuda_ppo_engine(const policy::PolicySpec& spec,
+                                                const policy::Placement& placement,
+                                                float adam_eps) {
+  return std::make_unique<CudaPpoEngine>(spec, placement, adam_eps);
+}
+
+}  // namespace recur::agent

@@ -1,0 +1,287 @@
+// The learner's network on one GPU (see cuda_policy_learner.h).
+#include "policy/cuda/cuda_policy_learner.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "kernels/distribution_eval.h"
+#include "kernels/elementwise.h"
+#include "kernels/reduction.h"
+#include "policy/canonical_weights.h"
+
+namespace recur::policy {
+namespace {
+
+// As the CUDA actor: a preallocated cuBLAS workspace, so that cuBLAS never allocates mid-update.
+constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
+
+const CudnnSequenceOptions& select_device(const CudnnSequenceOptions& options) {
+  RECUR_CHECK_ARG(options.device >= 0, "CudaPolicyLearner: device {} is not a CUDA device ordinal",
+                  options.device);
+  CUDA_CHECK(cudaSetDevice(options.device));
+  return options;
+}
+
+size_t floats(size_t a, size_t b) {
+  return a * b;
+}
+
+}  // namespace
+
+CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequenceOptions& options)
+    : spec_(spec),
+      options_(select_device(options)),
+      host_actor_head_(spec.actor_head_spec()),
+      host_critic_head_(spec.critic_head_spec()) {
+  spec.validate();
+  const cudaStream_t s = stream_.get();
+  cublasHandle_t handle = nullptr;
+  CUBLAS_CHECK(cublasCreate(&handle));
+  cublas_.reset(handle);
+  CUBLAS_CHECK(cublasSetStream(handle, s));  // resets the workspace: set it after
+  cublas_workspace_.resize(kCublasWorkspaceBytes);
+  CUBLAS_CHECK(cublasSetWorkspace(handle, cublas_workspace_.data(), cublas_workspace_.bytes()));
+  CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
+
+  for (int c = 0; c < towers(); ++c) {
+    Tower& t = tower_[c];
+    if (!spec.encoder.empty()) {
+      t.encoder = std::make_unique<CudaTrainMlp>(spec.encoder_spec(), s);
+      host_encoders_[c] = std::make_unique<Mlp>(spec.encoder_spec());
+    }
+    t.core = std::make_unique<CudnnSequenceExecutor>(spec.core_spec(), options_, s);
+    t.core->set_device_resident(true);
+  }
+  actor_head_ = std::make_unique<CudaTrainMlp>(spec.actor_head_spec(), s);
+  critic_head_ = std::make_unique<CudaTrainMlp>(spec.critic_head_spec(), s);
+  if (spec.action_kind == ActionKind::kContinuous) {
+    log_std_.resize(static_cast<size_t>(spec.action_dim));
+    log_std_grad_.resize(log_std_.size());
+    log_std_.zero(s);
+    log_std_grad_.zero(s);
+  }
+  scratch_.resize(static_cast<size_t>(kernels::kReductionScratch));
+  host_log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
+  stream_.synchronize();
+}
+
+CudaPolicyLearner::~CudaPolicyLearner() {
+  // Nothing may still run on buffers about to be freed; errors cannot be reported here.
+  static_cast<void>(cudaSetDevice(options_.device));
+  static_cast<void>(cudaStreamSynchronize(stream_.get()));
+}
+
+void CudaPolicyLearner::activate() const {
+  CUDA_CHECK(cudaSetDevice(options_.device));
+}
+
+void CudaPolicyLearner::load(const TensorMap& tensors) {
+  activate();
+  Mlp* const encoders[2] = {host_encoders_[0].get(), host_encoders_[1].get()};
+  CudnnSequenceExecutor* const cores[2] = {tower_[0].core.get(), tower_[1].core.get()};
+  load_network(spec_, tensors, encoders, cores, host_actor_head_, host_critic_head_,
+               host_log_std_);  // the cores upload (device-resident: the device copy is loaded)
+  const cudaStream_t s = stream_.get();
+  for (int c = 0; c < towers(); ++c)
+    if (tower_[c].encoder) tower_[c].encoder->upload(host_encoders_[c]->parameters(), s);
+  actor_head_->upload(host_actor_head_.parameters(), s);
+  critic_head_->upload(host_critic_head_.parameters(), s);
+  if (log_std_.size()) log_std_.upload(host_log_std_, s);
+  stream_.synchronize();
+}
+
+TensorMap CudaPolicyLearner::to_tensors() const {
+  activate();
+  const cudaStream_t s = stream_.get();
+  TensorMap out;
+  auto add = [&](const TensorMap& m) { out.insert(m.begin(), m.end()); };
+  for (int c = 0; c < towers(); ++c) {
+    const std::string p = c == 0 ? "" : "critic_";
+    if (tower_[c].encoder) {
+      tower_[c].encoder->download(host_encoders_[c]->parameters(), s);
+      add(host_encoders_[c]->to_tensors(p + "encoder."));
+    }
+    add(tower_[c].core->weights().to_tensors(p + "core."));  // reads the device copy
+  }
+  actor_head_->download(host_actor_head_.parameters(), s);
+  critic_head_->download(host_critic_head_.parameters(), s);
+  add(host_actor_head_.to_tensors("actor."));
+  add(host_critic_head_.to_tensors("critic."));
+  if (spec_.action_kind == ActionKind::kContinuous) {
+    log_std_.download(host_log_std_, s);
+    stream_.synchronize();
+    out["actor.log_std"] =
+        Tensor({spec_.action_dim}, std::vector<float>(host_log_std_.begin(), host_log_std_.end()));
+  }
+  return out;
+}
+
+TensorMap CudaPolicyLearner::gradient_tensors() const {
+  activate();
+  const cudaStream_t s = stream_.get();
+  TensorMap out;
+  auto add = [&](const TensorMap& m) { out.insert(m.begin(), m.end()); };
+  // Staged through the host MLPs' gradient buffers (their parameters are left alone).
+  for (int c = 0; c < towers(); ++c) {
+    const std::string p = c == 0 ? "" : "critic_";
+    if (tower_[c].encoder) {
+      tower_[c].encoder->download_gradients(host_encoders_[c]->gradients(), s);
+      add(host_encoders_[c]->gradient_tensors(p + "encoder."));
+    }
+    add(tower_[c].core->gradients().to_tensors(p + "core."));
+  }
+  actor_head_->download_gradients(host_actor_head_.gradients(), s);
+  critic_head_->download_gradients(host_critic_head_.gradients(), s);
+  add(host_actor_head_.gradient_tensors("actor."));
+  add(host_critic_head_.gradient_tensors("critic."));
+  if (spec_.action_kind == ActionKind::kContinuous) {
+    AlignedVector<float> g(log_std_grad_.size());
+    log_std_grad_.download(g, s);
+    stream_.synchronize();
+    out["actor.log_std"] = Tensor({spec_.action_dim}, std::vector<float>(g.begin(), g.end()));
+  }
+  return out;
+}
+
+void CudaPolicyLearner::evaluate(int T, int B, const float* obs, const float* actions,
+                                 std::span<const uint8_t> episode_start,
+                                 std::span<const float> initial_state, float* log_probs,
+                                 float* entropies, float* values) {
+  RECUR_CHECK_ARG(T >= 1 && B >= 1, "evaluate: T {} and B {} must be >= 1", T, B);
+  const auto tb = static_cast<size_t>(T) * static_cast<size_t>(B);
+  RECUR_CHECK_ARG(episode_start.size() == tb &&
+                      initial_state.size() == static_cast<size_t>(B) * spec_.state_size(),
+                  "evaluate: episode_start must be (T, B) = {} and initial_state (B, S) = {}", tb,
+                  static_cast<size_t>(B) * spec_.state_size());
+  RECUR_CHECK_ARG(obs && actions && log_probs && entropies && values,
+                  "evaluate: every buffer must be device memory");
+  activate();
+  const cudaStream_t s = stream_.get();
+  cublasHandle_t cublas = cublas_.get();
+  t_ = T;
+  b_ = B;
+  actions_ = actions;
+  const int rows = static_cast<int>(tb);
+  // Per slot the initial state is [actor core | critic core]; each tower takes its part.
+  const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
+  for (int c = 0; c < towers(); ++c) {
+    Tower& t = tower_[c];
+    t.state0.resize(static_cast<size_t>(B) * cs);
+    for (int b = 0; b < B; ++b)
+      std::copy_n(initial_state.begin() + static_cast<std::ptrdiff_t>(
+                                              static_cast<size_t>(b) * spec_.state_size() + c * cs),
+                  cs, t.state0.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(b) * cs));
+    const float* x = obs;
+    if (t.encoder) x = t.encoder->forward(cublas, rows, obs, s);
+    t.y.reserve(floats(tb, static_cast<size_t>(spec_.hidden)));
+    t.core->forward_device(T, B, x, episode_start, t.state0, t.y.data());
+  }
+  head_out_ = actor_head_->forward(cublas, rows, tower_[0].y.data(), s);
+  if (spec_.action_kind == ActionKind::kDiscrete) {
+    kernels::launch_categorical_evaluate(head_out_, actions, rows, spec_.action_dim, log_probs,
+                                         entropies, s);
+  } else {
+    kernels::launch_gaussian_evaluate(head_out_, log_std_.data(), actions, rows, spec_.action_dim,
+                                      log_probs, entropies, s);
+  }
+  const Tower& value_tower = spec_.shared_core ? tower_[0] : tower_[1];
+  const float* v = critic_head_->forward(cublas, rows, value_tower.y.data(), s);  // (T*B, 1)
+  CUDA_CHECK(cudaMemcpyAsync(values, v, tb * sizeof(float), cudaMemcpyDeviceToDevice, s));
+}
+
+void CudaPolicyLearner::backward(const float* d_log_probs, const float* d_entropies,
+                                 const float* d_values) {
+  RECUR_CHECK_ARG(t_ > 0 && b_ > 0, "backward called before evaluate");
+  RECUR_CHECK_ARG(d_log_probs && d_entropies && d_values,
+                  "backward: the gradients must be device memory");
+  activate();
+  const cudaStream_t s = stream_.get();
+  cublasHandle_t cublas = cublas_.get();
+  const auto tb = static_cast<size_t>(t_) * static_cast<size_t>(b_);
+  const int rows = static_cast<int>(tb);
+  const auto H = static_cast<size_t>(spec_.hidden);
+
+  // Heads: the distribution's gradient w.r.t. logits / means (log_std's is added), then the MLPs.
+  d_head_.reserve(floats(tb, static_cast<size_t>(spec_.action_dim)));
+  if (spec_.action_kind == ActionKind::kDiscrete) {
+    kernels::launch_categorical_backward(head_out_, actions_, d_log_probs, d_entropies, rows,
+                                         spec_.action_dim, d_head_.data(), s);
+  } else {
+    kernels::launch_gaussian_backward(head_out_, log_std_.data(), actions_, d_log_probs,
+                                      d_entropies, rows, spec_.action_dim, d_head_.data(),
+                                      log_std_grad_.data(), scratch_.data(), s);
+  }
+  Tower& actor = tower_[0];
+  actor.d_y.reserve(floats(tb, H));
+  actor_head_->backward(cublas, d_head_.data(), actor.d_y.data(), s);
+  if (spec_.shared_core) {
+    // One core feeds both heads: its output gradient is the sum of theirs.
+    d_y_value_.reserve(floats(tb, H));
+    critic_head_->backward(cublas, d_values, d_y_value_.data(), s);
+    kernels::launch_add_inplace(actor.d_y.data(), d_y_value_.data(), static_cast<long long>(tb * H),
+                                s);
+  } else {
+    tower_[1].d_y.reserve(floats(tb, H));
+    critic_head_->backward(cublas, d_values, tower_[1].d_y.data(), s);
+  }
+  // Cores and encoders.
+  for (int c = 0; c < towers(); ++c) {
+    Tower& t = tower_[c];
+    if (t.encoder) {
+      t.d_features.reserve(floats(tb, static_cast<size_t>(spec_.feature_dim())));
+      t.core->backward_device(t.d_y.data(), t.d_features.data());
+      t.encoder->backward(cublas, t.d_features.data(), nullptr, s);
+    } else {
+      t.core->backward_device(t.d_y.data(), nullptr);
+    }
+  }
+}
+
+void CudaPolicyLearner::zero_gradients() {
+  activate();
+  const cudaStream_t s = stream_.get();
+  for (int c = 0; c < towers(); ++c) {
+    if (tower_[c].encoder) tower_[c].encoder->zero_gradients(s);
+    CUDA_CHECK(cudaMemsetAsync(tower_[c].core->device_gradients(), 0,
+                               static_cast<size_t>(tower_[c].core->layout().size) * sizeof(float),
+                               s));
+  }
+  actor_head_->zero_gradients(s);
+  critic_head_->zero_gradients(s);
+  log_std_grad_.zero(s);
+}
+
+std::vector<CudaPolicyLearner::Group> CudaPolicyLearner::parameter_groups() {
+  std::vector<Group> g;
+  for (int c = 0; c < towers(); ++c) {
+    Tower& t = tower_[c];
+    const std::string p = c == 0 ? "" : "critic_";
+    if (t.encoder)
+      g.push_back({p + "encoder", t.encoder->params(), t.encoder->grads(),
+                   t.encoder->num_parameters(), nullptr});
+    g.push_back({p + "core", t.core->device_weights(), t.core->device_gradients(),
+                 static_cast<size_t>(t.core->layout().size), &t.core->layout()});
+  }
+  g.push_back({"actor", actor_head_->params(), actor_head_->grads(), actor_head_->num_parameters(),
+               nullptr});
+  g.push_back({"critic", critic_head_->params(), critic_head_->grads(),
+               critic_head_->num_parameters(), nullptr});
+  if (spec_.action_kind == ActionKind::kContinuous)
+    g.push_back({"actor.log_std", log_std_.data(), log_std_grad_.data(), log_std_.size(), nullptr});
+  return g;
+}
+
+const float* CudaPolicyLearner::encoder_parameters(int tower) const {
+  const Tower& t = tower_[spec_.shared_core ? 0 : tower];
+  return t.encoder ? t.encoder->params() : nullptr;
+}
+
+const float* CudaPolicyLearner::core_weights(int tower) const {
+  return tower_[spec_.shared_core ? 0 : tower].core->device_weights();
+}
+
+const FlatLayout* CudaPolicyLearner::core_layout(int tower) const {
+  return &tower_[spec_.shared_core ? 0 : tower].core->layout();
+}
+
+}  // namespace recur::policy

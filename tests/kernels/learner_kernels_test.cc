@@ -311,10 +311,13 @@ TEST_CASE("ppo loss kernel equals ppo_element summed on the host") {
       }
       CHECK(same_bits(run_sums[0], run_sums[1]));
       CHECK(same_bits(run_dlogp[0], run_dlogp[1]));
+      // Besides the summation order, CUDA's double exp (<= 1 ulp) moves each ratio by ~2e-16,
+      // which (r - 1) - log r keeps as an ABSOLUTE error while the KL term itself may be ~1e-6:
+      // hence 1e-14 per sample on top of 1e-12 of the sum of |terms|.
       for (int q = 0; q < k::kPpoSums; ++q) {
         CAPTURE(q);
         CHECK(std::abs(run_sums[0][static_cast<size_t>(q)] - static_cast<double>(sums[q])) <=
-              1e-12 * static_cast<double>(abs_sums[q]));
+              1e-12 * static_cast<double>(abs_sums[q]) + 1e-14 * m);
       }
       const auto got_dent = to_host(d_ent), got_dvalues = to_host(d_values);
       const auto want_dent = static_cast<float>(-config.ent_coef / static_cast<double>(m));
@@ -429,9 +432,11 @@ TEST_CASE("scale and adam kernel equals adam_element on the host") {
       const auto got_values = to_host(d.values[s]), got_grads = to_host(d.grads[s]),
                  got_m = to_host(d.m[s]), got_v = to_host(d.v[s]);
       CHECK(same_bits(got_grads, grads[s]));  // one float multiply (or none) per step
+      // Parameters (O(1)) and first moments (the gradients' scale, 0.1) can cross 0, where a
+      // relative test means nothing: floors at their scales. v > 0 never cancels.
       for (size_t i = 0; i < values[s].size(); ++i) {
-        bad += close(got_values[i], values[s][i], 1e-6, 1e-30) ? 0 : 1;
-        bad += close(got_m[i], m[s][i], 1e-6, 1e-30) ? 0 : 1;
+        bad += close(got_values[i], values[s][i], 1e-6, 1) ? 0 : 1;
+        bad += close(got_m[i], m[s][i], 1e-6, 0.1) ? 0 : 1;
         bad += close(got_v[i], v[s][i], 1e-6, 1e-30) ? 0 : 1;
       }
       differing_bits +=

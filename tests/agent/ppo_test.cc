@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "policy/devices.h"
 #include "policy/policy_spec.h"
 
 using namespace recur;
@@ -56,4 +57,25 @@ TEST_CASE("PPO skips non-finite updates and aborts after too many in a row") {
   CHECK_THROWS_WITH_AS(ppo.update(bad, 0.0, 2000), doctest::Contains("env step 2000"),
                        recur::Error);
   CHECK(learner.to_tensors() == kept);
+}
+
+TEST_CASE("the CUDA learner engine says what is missing") {
+  policy::PolicySpec spec;
+  spec.obs_dim = 3;
+  spec.action_dim = 2;
+  spec.hidden = 8;
+  policy::Placement cuda;
+  cuda.device = policy::Device::kCuda;
+#ifdef RECUR_WITH_CUDA
+  // A CUDA build: the engine needs a GPU (the trainer refuses cuda without one before this).
+  if (policy::query_devices().cuda_usable()) {
+    auto engine = agent::make_cuda_ppo_engine(spec, cuda, 1e-5f);
+    CHECK(engine->device() == policy::Device::kCuda);
+  } else {
+    CHECK_THROWS(agent::make_cuda_ppo_engine(spec, cuda, 1e-5f));  // a CUDA error, not a crash
+  }
+#else
+  CHECK_THROWS_WITH_AS(agent::make_cuda_ppo_engine(spec, cuda, 1e-5f),
+                       doctest::Contains("set device.learner: cpu"), recur::Error);
+#endif
 }

@@ -66,7 +66,8 @@ void CudaTrainMlp::zero_gradients(cudaStream_t stream) {
 
 void CudaTrainMlp::grow(int n) {
   if (n <= capacity_) return;
-  // cudaFree/cudaMalloc synchronize the device, so no enqueued work still uses the old buffers.
+  // cudaFree waits for the device's pending work, so nothing enqueued still uses an old buffer.
+  // (Not capturable in a CUDA graph: capture only after the largest n has been seen.)
   for (int k = 0; k < spec_.num_layers(); ++k)
     outs_[static_cast<size_t>(k)].resize(rows_times(n, width(k + 1)));
   const int widest = *std::max_element(spec_.widths.begin(), spec_.widths.end());

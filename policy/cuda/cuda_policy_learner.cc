@@ -91,54 +91,42 @@ void CudaPolicyLearner::load(const TensorMap& tensors) {
 }
 
 TensorMap CudaPolicyLearner::to_tensors() const {
-  activate();
-  const cudaStream_t s = stream_.get();
-  TensorMap out;
-  auto add = [&](const TensorMap& m) { out.insert(m.begin(), m.end()); };
-  for (int c = 0; c < towers(); ++c) {
-    const std::string p = c == 0 ? "" : "critic_";
-    if (tower_[c].encoder) {
-      tower_[c].encoder->download(host_encoders_[c]->parameters(), s);
-      add(host_encoders_[c]->to_tensors(p + "encoder."));
-    }
-    add(tower_[c].core->weights().to_tensors(p + "core."));  // reads the device copy
-  }
-  actor_head_->download(host_actor_head_.parameters(), s);
-  critic_head_->download(host_critic_head_.parameters(), s);
-  add(host_actor_head_.to_tensors("actor."));
-  add(host_critic_head_.to_tensors("critic."));
-  if (spec_.action_kind == ActionKind::kContinuous) {
-    log_std_.download(host_log_std_, s);
-    stream_.synchronize();
-    out["actor.log_std"] =
-        Tensor({spec_.action_dim}, std::vector<float>(host_log_std_.begin(), host_log_std_.end()));
-  }
-  return out;
+  return collect(false);
 }
 
 TensorMap CudaPolicyLearner::gradient_tensors() const {
+  return collect(true);
+}
+
+// Parameters or their gradients under the same canonical names, staged through the host MLPs
+// (their parameter or gradient buffer) and the cores' canonical views of the device copies.
+TensorMap CudaPolicyLearner::collect(bool gradients) const {
   activate();
   const cudaStream_t s = stream_.get();
   TensorMap out;
   auto add = [&](const TensorMap& m) { out.insert(m.begin(), m.end()); };
-  // Staged through the host MLPs' gradient buffers (their parameters are left alone).
+  auto mlp = [&](const CudaTrainMlp& device, Mlp& host, const std::string& prefix) {
+    if (gradients) {
+      device.download_gradients(host.gradients(), s);
+      add(host.gradient_tensors(prefix));
+    } else {
+      device.download(host.parameters(), s);
+      add(host.to_tensors(prefix));
+    }
+  };
   for (int c = 0; c < towers(); ++c) {
     const std::string p = c == 0 ? "" : "critic_";
-    if (tower_[c].encoder) {
-      tower_[c].encoder->download_gradients(host_encoders_[c]->gradients(), s);
-      add(host_encoders_[c]->gradient_tensors(p + "encoder."));
-    }
-    add(tower_[c].core->gradients().to_tensors(p + "core."));
+    if (tower_[c].encoder) mlp(*tower_[c].encoder, *host_encoders_[c], p + "encoder.");
+    const CudnnSequenceExecutor& core = *tower_[c].core;
+    add((gradients ? core.gradients() : core.weights()).to_tensors(p + "core."));
   }
-  actor_head_->download_gradients(host_actor_head_.gradients(), s);
-  critic_head_->download_gradients(host_critic_head_.gradients(), s);
-  add(host_actor_head_.gradient_tensors("actor."));
-  add(host_critic_head_.gradient_tensors("critic."));
+  mlp(*actor_head_, host_actor_head_, "actor.");
+  mlp(*critic_head_, host_critic_head_, "critic.");
   if (spec_.action_kind == ActionKind::kContinuous) {
-    AlignedVector<float> g(log_std_grad_.size());
-    log_std_grad_.download(g, s);
+    std::vector<float> v(log_std_.size());
+    (gradients ? log_std_grad_ : log_std_).download(v, s);
     stream_.synchronize();
-    out["actor.log_std"] = Tensor({spec_.action_dim}, std::vector<float>(g.begin(), g.end()));
+    out["actor.log_std"] = Tensor({spec_.action_dim}, std::move(v));
   }
   return out;
 }

@@ -95,6 +95,7 @@ class CudaPolicyLearner {
     AlignedVector<float> state0;                      // host (B, core state)
   };
   void activate() const;
+  TensorMap collect(bool gradients) const;
   int towers() const { return spec_.shared_core ? 1 : 2; }
 
   PolicySpec spec_;

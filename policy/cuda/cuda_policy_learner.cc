@@ -34,6 +34,12 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
       host_actor_head_(spec.actor_head_spec()),
       host_critic_head_(spec.critic_head_spec()) {
   spec.validate();
+  // Refused here, before any training, rather than at the first update.
+  RECUR_CHECK(
+      spec.action_kind != ActionKind::kContinuous || spec.action_dim <= kernels::kMaxGaussianDim,
+      "the CUDA learner supports continuous actions of up to {} dimensions, this policy "
+      "has {}; set device.learner: cpu",
+      kernels::kMaxGaussianDim, spec.action_dim);
   const cudaStream_t s = stream_.get();
   cublasHandle_t handle = nullptr;
   CUBLAS_CHECK(cublasCreate(&handle));

@@ -21,6 +21,7 @@
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"
 #include "tests/gpu_skip.h"
+#include "tests/rel_err.h"
 
 using namespace recur;
 
@@ -65,14 +66,7 @@ agent::Rollout random_rollout(const policy::PolicySpec& spec, int T, int N, Rng&
   return r;
 }
 
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
-    den += double{b[i]} * b[i];
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 
 double rel(double a, double b) {
   return std::abs(a - b) / std::max(std::abs(b), 1e-12);

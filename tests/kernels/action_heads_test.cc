@@ -18,26 +18,15 @@
 #include "kernels/cuda_memory.h"
 #include "policy/devices.h"
 #include "policy/distributions.h"
+#include "tests/device_copy.h"
 #include "tests/gpu_skip.h"
 
 namespace {
 
 using recur::kernels::DeviceBuffer;
 
-template <typename T>
-DeviceBuffer<T> to_device(const std::vector<T>& host) {
-  DeviceBuffer<T> d(host.size());
-  d.upload(host, nullptr);
-  return d;
-}
-
-template <typename T>
-std::vector<T> to_host(const DeviceBuffer<T>& d) {
-  std::vector<T> host(d.size());
-  d.download(host, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return host;
-}
+using recur::test::to_device;
+using recur::test::to_host;
 
 // Runs a head on (B, n) inputs: returns actions and log-probs.
 struct HeadRun {

@@ -33,6 +33,7 @@
 #include "kernels/ppo_loss.h"
 #include "kernels/reduction.h"
 #include "policy/distributions.h"
+#include "tests/device_copy.h"
 #include "tests/gpu_skip.h"
 
 namespace {
@@ -40,20 +41,8 @@ namespace {
 namespace k = recur::kernels;
 using recur::kernels::DeviceBuffer;
 
-template <typename T>
-DeviceBuffer<T> to_device(const std::vector<T>& host) {
-  DeviceBuffer<T> d(host.size());
-  d.upload(host, nullptr);
-  return d;
-}
-
-template <typename T>
-std::vector<T> to_host(const DeviceBuffer<T>& d) {
-  std::vector<T> host(d.size());
-  d.download(host, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return host;
-}
+using recur::test::to_device;
+using recur::test::to_host;
 
 std::vector<float> uniform(recur::Rng& rng, size_t n, double lo, double hi) {
   std::vector<float> v(n);

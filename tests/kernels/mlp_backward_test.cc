@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "kernels/cuda_memory.h"
 #include "kernels/mlp_backward.h"
+#include "tests/device_copy.h"
 #include "tests/gpu_skip.h"
 
 namespace {
@@ -25,18 +26,8 @@ namespace {
 using recur::kernels::Activation;
 using recur::kernels::DeviceBuffer;
 
-DeviceBuffer<float> to_device(const std::vector<float>& host) {
-  DeviceBuffer<float> d(host.size());
-  d.upload(host, nullptr);
-  return d;
-}
-
-std::vector<float> to_host(const DeviceBuffer<float>& d) {
-  std::vector<float> host(d.size());
-  d.download(host, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return host;
-}
+using recur::test::to_device;
+using recur::test::to_host;
 
 std::vector<float> uniform(size_t size, double low, double high, recur::Rng& rng) {
   std::vector<float> v(size);

@@ -23,6 +23,7 @@
 #include "policy/policy_learner.h"
 #include "tests/alloc_counter.h"
 #include "tests/gpu_skip.h"
+#include "tests/rel_err.h"
 
 using namespace recur::policy;
 
@@ -70,14 +71,7 @@ TEST_CASE("policy actor on cuda fails clearly in a build without CUDA") {
 
 namespace {
 
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
-    den += double{b[i]} * b[i];
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 
 std::vector<float> random_states(const PolicySpec& spec, int B, recur::Rng& rng) {
   std::vector<float> s(static_cast<size_t>(B) * spec.state_size());

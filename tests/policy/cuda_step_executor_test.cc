@@ -30,6 +30,7 @@
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/cuda/cuda_step_executor.h"
 #include "tests/gpu_skip.h"
+#include "tests/rel_err.h"
 
 using namespace recur::policy;
 
@@ -86,15 +87,7 @@ Result drive(StepExecutor& e, const Run& r) {
   return out;
 }
 
-double rel_err(const std::vector<float>& a, const std::vector<float>& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double d = static_cast<double>(a[i]) - ref[i];
-    num += d * d;
-    den += static_cast<double>(ref[i]) * ref[i];
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 
 struct Variant {
   CellType cell;

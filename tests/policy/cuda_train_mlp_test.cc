@@ -32,6 +32,7 @@
 #include "policy/cuda/cuda_train_mlp.h"
 #include "policy/mlp.h"
 #include "tests/gpu_skip.h"
+#include "tests/rel_err.h"
 
 using namespace recur::policy;
 using recur::kernels::DeviceBuffer;
@@ -106,15 +107,7 @@ std::vector<float> to_host(const float* device, size_t size, cudaStream_t stream
   return host;
 }
 
-double rel_err(std::span<const float> a, std::span<const float> b) {
-  REQUIRE(a.size() == b.size());
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
-    den += double{b[i]} * b[i];
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 
 // One problem: the host Mlp's parameters, x, and the two upstream gradients.
 struct Problem {

@@ -23,6 +23,7 @@
 #include "policy/cudnn/cudnn_sequence_executor.h"
 #include "policy/cudnn/cudnn_weight_table.h"
 #include "tests/gpu_skip.h"
+#include "tests/rel_err.h"
 
 using namespace recur::policy;
 
@@ -64,16 +65,7 @@ Problem make_problem(CellType cell, int layers, float clip, uint64_t seed, int r
   return p;
 }
 
-double rel_err(std::span<const float> a, std::span<const float> b) {
-  REQUIRE(a.size() == b.size());
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
-    num += d * d;
-    den += static_cast<double>(b[i]) * static_cast<double>(b[i]);
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 
 bool bitwise_equal(std::span<const float> a, std::span<const float> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size_bytes()) == 0;

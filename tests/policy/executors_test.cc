@@ -11,6 +11,7 @@
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/reference_core.h"
 #include "tests/alloc_counter.h"
+#include "tests/rel_err.h"
 
 using namespace recur::policy;
 
@@ -48,14 +49,7 @@ Problem make_problem(CellType cell, int layers, float clip = 0, uint64_t seed = 
   return p;
 }
 
-double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 std::vector<double> to_d(const std::vector<float>& v) {
   return {v.begin(), v.end()};
 }

@@ -13,6 +13,7 @@
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
 #include "tests/gpu_skip.h"
+#include "tests/rel_err.h"
 
 using namespace recur::policy;
 
@@ -33,14 +34,7 @@ PolicySpec spec_for(ActionKind kind, bool shared, CellType cell) {
   return s;
 }
 
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
-    den += double{b[i]} * b[i];
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 
 Placement cuda(bool graph = true) {
   Placement p;

@@ -11,6 +11,7 @@
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
 #include "tests/alloc_counter.h"
+#include "tests/rel_err.h"
 
 using namespace recur::policy;
 
@@ -62,14 +63,7 @@ Rollout act_rollout(PolicyActor& actor, recur::Rng& rng, bool deterministic) {
   return r;
 }
 
-double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 
 }  // namespace
 

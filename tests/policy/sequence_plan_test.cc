@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/sequence_plan.h"
+#include "tests/rel_err.h"
 
 using namespace recur::policy;
 
@@ -215,15 +216,7 @@ Problem make_problem(CellType cell, int layers, float clip, uint64_t seed) {
   return p;
 }
 
-double rel_err(std::span<const float> a, std::span<const float> b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
-    num += d * d;
-    den += static_cast<double>(b[i]) * static_cast<double>(b[i]);
-  }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
-}
+using recur::test::rel_err;
 
 // dst row r = index[r] >= 0 ? src row index[r] : zeros (the host twin of launch_gather_rows).
 void gather_rows(std::span<const float> src, std::span<float> dst, std::span<const int32_t> index,

@@ -38,10 +38,12 @@ __global__ void cell_gates_kernel(CellGatesArgs a) {
         const float i_gate = sigmoid(pre(0)), f_gate = sigmoid(pre(1));
         const float g_gate = tanhf(pre(2)), o_gate = sigmoid(pre(3));
         float* c = a.c + b * H + j;
-        float c_new = f_gate * *c + i_gate * g_gate;
-        if (a.cell_clip > 0.0f) c_new = fminf(fmaxf(c_new, -a.cell_clip), a.cell_clip);
+        // cuDNN's MINMAX clip (core_spec.h): the state stays raw and is clipped where it is read.
+        const float clip = a.cell_clip;
+        const float c_old = clip > 0.0f ? fminf(fmaxf(*c, -clip), clip) : *c;
+        const float c_new = f_gate * c_old + i_gate * g_gate;
         *c = c_new;
-        h_new = o_gate * tanhf(c_new);
+        h_new = o_gate * tanhf(clip > 0.0f ? fminf(fmaxf(c_new, -clip), clip) : c_new);
         break;
       }
       case Cell::kGru: {

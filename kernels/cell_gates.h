@@ -43,7 +43,7 @@ struct CellGatesArgs {
   Cell cell = Cell::kLstm;
   int batch = 0;        // B
   int hidden = 0;       // H
-  float cell_clip = 0;  // LSTM: clamp c' to [-clip, clip] when > 0
+  float cell_clip = 0;  // LSTM, when > 0: c is stored raw and clamped to [-clip, clip] when read
   // (B, C) = [x, h] * w, no bias. C = 4H: LSTM i|f|g|o, GRU r|z|n_x|n_h; C = H for RNN.
   const float* gates = nullptr;
   const float* bias_ih = nullptr;  // (G*H) canonical b_W, gate blocks in canonical order

@@ -6,8 +6,14 @@
 //   LSTM (G = 4: i, f, g, o)
 //     i = sigmoid(W_i x + b_Wi + R_i h + b_Ri)      f = sigmoid(W_f x + b_Wf + R_f h + b_Rf)
 //     g = tanh   (W_g x + b_Wg + R_g h + b_Rg)      o = sigmoid(W_o x + b_Wo + R_o h + b_Ro)
-//     c' = f * c + i * g;  if cell_clip > 0: c' = clamp(c', -cell_clip, cell_clip)   (cuDNN MINMAX)
-//     h' = o * tanh(c')
+//     c' = f * clip(c) + i * g          (the stored cell state is raw: never clipped when written)
+//     h' = o * tanh(clip(c'))
+//   where clip(v) = clamp(v, -cell_clip, cell_clip) when cell_clip > 0, else v. This is cuDNN's
+//   CUDNN_RNN_CLIP_MINMAX as probed on an H100 (../shared/measurements/2026-11-23-h100/
+//   cudnn-clip-probe.txt): the state is clipped on every READ, so an out-of-range c_0 (cx) is
+//   clipped on its first use and the final state cy = c_T is returned raw. TF's LSTMBlockCell
+//   stores clip(c') instead; its h sequence is the same whenever c_0 lies inside the clip, but
+//   its stored state is clip(c) where ours is c (policy/convert/tf_lstm_block.h).
 //   GRU (G = 3: r, z, n), the "reset after" form
 //     r = sigmoid(W_r x + b_Wr + R_r h + b_Rr)      z = sigmoid(W_z x + b_Wz + R_z h + b_Rz)
 //     n = tanh(W_n x + b_Wn + r * (R_n h + b_Rn))

@@ -69,6 +69,11 @@ class ReferenceCore {
   };
 
   static S sigmoid(S v) { return S(1) / (S(1) + std::exp(-v)); }
+  S clip(S v) const {
+    if (spec_.cell_clip <= 0) return v;
+    const S bound = static_cast<S>(spec_.cell_clip);
+    return std::clamp(v, -bound, bound);
+  }
 
   // out[g*H + j] = sum_i W[(g*H + j), i] * v[i], one gate block at a time.
   static void gate_matvec(const S* w, int rows, int cols, const S* v, S* out) {
@@ -95,14 +100,11 @@ class ReferenceCore {
         for (int j = 0; j < H; ++j) act_[H + j] = sigmoid(pre_[H + j]);            // f
         for (int j = 0; j < H; ++j) act_[2 * H + j] = std::tanh(pre_[2 * H + j]);  // g
         for (int j = 0; j < H; ++j) act_[3 * H + j] = sigmoid(pre_[3 * H + j]);    // o
-        for (int j = 0; j < H; ++j) tmp_[j] = act_[H + j] * c[j];
+        // cuDNN's MINMAX clip: the state stays raw and is clipped where it is read.
+        for (int j = 0; j < H; ++j) tmp_[j] = act_[H + j] * clip(c[j]);
         for (int j = 0; j < H; ++j) tmp2_[j] = act_[j] * act_[2 * H + j];
         for (int j = 0; j < H; ++j) c[j] = tmp_[j] + tmp2_[j];
-        if (spec_.cell_clip > 0) {
-          const S clip = static_cast<S>(spec_.cell_clip);
-          for (int j = 0; j < H; ++j) c[j] = std::clamp(c[j], -clip, clip);
-        }
-        for (int j = 0; j < H; ++j) tmp_[j] = std::tanh(c[j]);
+        for (int j = 0; j < H; ++j) tmp_[j] = std::tanh(clip(c[j]));
         for (int j = 0; j < H; ++j) h[j] = act_[3 * H + j] * tmp_[j];
         break;
       }

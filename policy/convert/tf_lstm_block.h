@@ -15,6 +15,15 @@
 //
 // Equivalence also needs use_peephole=False, activations tanh/sigmoid, and TF's cell_clip equal
 // to CoreSpec::cell_clip (None / -1 when 0); weights carry neither, callers record them.
+//
+// Cell clipping and states. TF's block cell STORES clip(c); recur (cuDNN's MINMAX, core_spec.h)
+// stores the raw c and clips it where it is read. With the same weights and clip, and a c_0
+// inside [-clip, clip], the two give the same h at every step; their cell states differ
+// wherever |c| > clip. A state moved between them therefore means:
+//   TF -> recur: TF's c is already clipped, so recur reads the same value: exact.
+//   recur -> TF: pass clip(c); TF loses nothing it would have read, since recur also reads
+//                clip(c). Only the raw value (which recur returns as cy) is not representable.
+// Weights convert the same either way; only saved recurrent states need the clamp.
 // RNN_REFERENCE.md 2.4, 2.5 and 3.2 give the sources.
 #pragma once
 

@@ -123,7 +123,7 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
     Eigen::Map<Mat> h(hk, B, H);
     switch (spec().cell) {
       case CellType::kLstm:
-        gate_math::lstm_forward<float>(gates, Eigen::Map<Mat>(ck, B, H), nullptr, h, clip);
+        gate_math::lstm_forward<float>(gates, Eigen::Map<Mat>(ck, B, H), h, clip);
         break;
       case CellType::kGru:
         gate_math::gru_forward<float>(gates.leftCols(2 * H), gates.middleCols(2 * H, H),

@@ -16,21 +16,33 @@ template <typename S>
 using CView = Eigen::Ref<const RowMat<S>, 0, Eigen::OuterStride<>>;
 
 // gates (B, 4H): pre-activations [i f g o] in, activations out. c (B, H) is the previous cell
-// state in and the new (clipped) one out; c_raw (B, H) gets the unclipped value when clip > 0
-// (backward needs it); h (B, H) out.
+// state in and the new one out, both raw: with clip > 0 the state is clipped where it is read
+// (cuDNN's MINMAX, core_spec.h), c' = f * clip(c) + i * g and h = o * tanh(clip(c')). h (B, H)
+// out; tanh_c (B, H), when given, gets tanh(clip(c')) (backward needs it).
 template <typename S>
-void lstm_forward(View<S> gates, View<S> c, S* c_raw, View<S> h, S clip) {
+void lstm_forward(View<S> gates, View<S> c, View<S> h, S clip, S* tanh_c = nullptr) {
   const auto H = c.cols();
   auto a = gates.array();
   a.leftCols(2 * H) = a.leftCols(2 * H).logistic();
   a.middleCols(2 * H, H) = a.middleCols(2 * H, H).tanh();
   a.rightCols(H) = a.rightCols(H).logistic();
-  c.array() = a.middleCols(H, H) * c.array() + a.leftCols(H) * a.middleCols(2 * H, H);
   if (clip > S(0)) {
-    if (c_raw) Eigen::Map<RowMat<S>>(c_raw, c.rows(), H) = c;
-    c.array() = c.array().max(-clip).min(clip);
+    c.array() = a.middleCols(H, H) * c.array().max(-clip).min(clip) +
+                a.leftCols(H) * a.middleCols(2 * H, H);
+    h.array() = a.rightCols(H) * c.array().max(-clip).min(clip).tanh();
+  } else {
+    c.array() = a.middleCols(H, H) * c.array() + a.leftCols(H) * a.middleCols(2 * H, H);
+    h.array() = a.rightCols(H) * c.array().tanh();
   }
-  h.array() = a.rightCols(H) * c.array().tanh();
+  if (tanh_c) {
+    // h / o would lose precision where o is small; recompute tanh (only the learner asks).
+    Eigen::Map<RowMat<S>> t(tanh_c, c.rows(), H);
+    if (clip > S(0)) {
+      t.array() = c.array().max(-clip).min(clip).tanh();
+    } else {
+      t.array() = c.array().tanh();
+    }
+  }
 }
 
 // rz (B, 2H): pre-activations of r and z in, activations out; n (B, H): W_n x + b_Wn in, the

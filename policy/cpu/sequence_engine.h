@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -97,7 +98,6 @@ class SequenceEngine {
       if (lstm) {
         ly.c.resize(tb * H);
         ly.c_prev.resize(tb * H);
-        ly.c_raw.resize(tb * H);
         ly.tanh_c.resize(tb * H);
       }
       if (spec_.cell == CellType::kGru) ly.hn.resize(tb * H);
@@ -228,12 +228,12 @@ class SequenceEngine {
 
  private:
   struct Layer {
-    AlignedVector<S> input;             // (T*B, in)
-    AlignedVector<S> gates;             // (T*B, G*H): pre-activations, then activations in place
-    AlignedVector<S> h, h_prev;         // (T*B, H) output and effective previous h
-    AlignedVector<S> c, c_prev, c_raw;  // LSTM: (T*B, H) clipped c, effective previous c, unclipped
-    AlignedVector<S> tanh_c;            // LSTM: (T*B, H) tanh of the clipped c
-    AlignedVector<S> hn;                // GRU: (T*B, H) R_n h_prev + b_Rn
+    AlignedVector<S> input;      // (T*B, in)
+    AlignedVector<S> gates;      // (T*B, G*H): pre-activations, then activations in place
+    AlignedVector<S> h, h_prev;  // (T*B, H) output and effective previous h
+    AlignedVector<S> c, c_prev;  // LSTM: (T*B, H) raw c and the effective previous raw c
+    AlignedVector<S> tanh_c;     // LSTM: (T*B, H) tanh(clip(c))
+    AlignedVector<S> hn;         // GRU: (T*B, H) R_n h_prev + b_Rn
   };
 
   // One step for B rows at rows [row0, row0 + B) of the layer's buffers: gates holds the input
@@ -250,9 +250,8 @@ class SequenceEngine {
         MapM c(ly.c.data() + row0 * H, B, H);
         c = CMapM(ly.c_prev.data() + row0 * H, B, H);
         a += ah;
-        gm::lstm_forward<S>(a, c, ly.c_raw.data() + row0 * H, h, static_cast<S>(spec_.cell_clip));
-        // Kept for backward (a vectorized tanh here instead of a scalar one per unit there).
-        MapM(ly.tanh_c.data() + row0 * H, B, H) = c.array().tanh();
+        // tanh(clip(c)) is kept for backward (vectorized here, not one scalar tanh per unit there).
+        gm::lstm_forward<S>(a, c, h, static_cast<S>(spec_.cell_clip), ly.tanh_c.data() + row0 * H);
         break;
       }
       case CellType::kGru: {
@@ -293,18 +292,23 @@ class SequenceEngine {
           const S* dcn = dc_next_.data() + o;
           S* dcp = dc_prev_.data() + o;
           const S* tanh_c = ly.tanh_c.data() + so;
-          const S* c_raw = ly.c_raw.data() + so;
+          const S* c = ly.c.data() + so;
           const S* c_prev = ly.c_prev.data() + so;
+          // Without a clip the bound is infinite: every read passes its gradient.
+          const S bound = clip > S(0) ? clip : std::numeric_limits<S>::infinity();
           for (int j = 0; j < H; ++j) {
             const S i = a[j], f = a[H + j], g = a[2 * H + j], og = a[3 * H + j];
             const S dh = dho[j] + dhn[j];
             const S tc = tanh_c[j];
-            S dc = dcn[j] + dh * og * (S(1) - tc * tc);
-            // MINMAX clip: no gradient through a clipped value.
-            if (clip > S(0) && (c_raw[j] > clip || c_raw[j] < -clip)) dc = S(0);
-            dcp[j] = dc * f;
+            // dc: the gradient of the raw c_t. The state is clipped where it is read (in h_t here,
+            // in c_{t+1} inside dcn already); a clipped read passes no gradient (MINMAX).
+            const bool c_inside = c[j] <= bound && c[j] >= -bound;
+            const S dc = dcn[j] + (c_inside ? dh * og * (S(1) - tc * tc) : S(0));
+            const bool prev_inside = c_prev[j] <= bound && c_prev[j] >= -bound;
+            const S c_prev_read = prev_inside ? c_prev[j] : (c_prev[j] > S(0) ? bound : -bound);
+            dcp[j] = prev_inside ? dc * f : S(0);
             dx[j] = dr[j] = dc * g * i * (S(1) - i);
-            dx[H + j] = dr[H + j] = dc * c_prev[j] * f * (S(1) - f);
+            dx[H + j] = dr[H + j] = dc * c_prev_read * f * (S(1) - f);
             dx[2 * H + j] = dr[2 * H + j] = dc * i * (S(1) - g * g);
             dx[3 * H + j] = dr[3 * H + j] = dh * tc * og * (S(1) - og);
             dhp[j] = S(0);

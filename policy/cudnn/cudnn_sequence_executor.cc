@@ -344,6 +344,7 @@ void CudnnSequenceExecutor::run_staged_forward(const float* x, float* y) {
     RECUR_ASSERT(ran);
   }
   last_algo_ = algo;
+  reserve_spent_ = false;
   // y back to (T, B, H).
   kernels::launch_gather_rows(d_y_pad_.data(), y, d_padded_row_.data(), static_cast<int>(tb),
                               spec().hidden, st);
@@ -419,6 +420,12 @@ void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
   const size_t tb = static_cast<size_t>(T) * B, rows = static_cast<size_t>(M) * N;
   const size_t lnh = static_cast<size_t>(L) * N * H;
 
+  if (reserve_spent_) {
+    // A repeated backward of one forward: restore the activations BackwardData overwrote (the
+    // forward is deterministic: y, hy and cy are rewritten with the same values).
+    const bool ran = run_forward(last_algo_);
+    RECUR_ASSERT(ran);  // the same algorithm ran on the same shapes before
+  }
   d_dy_pad_.reserve(rows * H);
   d_dx_pad_.reserve(rows * in);
   d_dhx_.reserve(lnh);
@@ -459,6 +466,7 @@ void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
     if (status == CUDNN_STATUS_SUCCESS) status = backward_weights(standard_.get());
   }
   CUDNN_CHECK(status);
+  reserve_spent_ = true;
 
   // dx back to (T, B, in).
   if (dx != nullptr)

@@ -158,6 +158,11 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   SequencePlan plan_;
   RnnAlgo last_algo_ = RnnAlgo::kStandard;
   bool have_forward_ = false;
+  // cudnnRNNBackwardData overwrites the forward's activations in the reserve space with its own
+  // intermediates (PyTorch: BackwardData "mutates reserve"). A second backward of the same
+  // forward would differentiate garbage (the H100 run saw the second pass add ~nothing), so it
+  // first re-runs the forward to restore the reserve space.
+  bool reserve_spent_ = false;
   cudnn::RnnDataDescriptor x_desc_, y_desc_;
   cudnn::TensorDescriptor h_desc_;  // (L, N, H), for h and c
   size_t work_bytes_ = 0, reserve_bytes_ = 0;

@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -183,36 +185,35 @@ TEST_CASE("a resumed run produces exactly what an uninterrupted run produces") {
 
 TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
   if (!recur::test::gpu_or_skip("GPU training run")) return;
-  // configs/cartpole_novel.yaml (the main job) with both cores on the GPU. On the CPU this
-  // config reaches 500 / 494 / 469 for seeds 0-2 (docs/PERFORMANCE.md); float rounding differs on
-  // the GPU, so the bar is "learned" (a random policy scores ~22), not the CPU's exact figure.
+  // The main job (configs/cartpole_novel.yaml, read from the file) with both cores on the GPU,
+  // on seeds 0, 1, 2. One seed is a coin toss, not a check: on the H100 (../shared/measurements/
+  // 2026-11-23-h100/train-diagnosis.txt) cuda/cuda reached 215.8 (100 episodes; 114.3 over 20)
+  // on seed 0 and 500.0 / 498.9 on seeds 1 and 2, deterministically (CUDA_LAUNCH_BLOCKING and
+  // graphs off give the same bits), and the CPU's own acceptance table has seeds at 469-500. So
+  // the check is what held for every measured seed on both devices: at least 2 of 3 seeds solve
+  // it (>= 400) and every seed learns (>= 90, four times a random policy's ~22).
+  // The data folder is compiled in; RECUR_TEST_DATA_DIR overrides it on a device machine, where
+  // the source tree lies elsewhere (tools/gpu-run.sh sets it).
+  const char* data_env = std::getenv("RECUR_TEST_DATA_DIR");
+  const auto config_file =
+      std::filesystem::path(data_env && *data_env ? data_env : RECUR_TEST_DATA_DIR) / ".." / ".." /
+      "configs" / "cartpole_novel.yaml";
   const auto dir = std::filesystem::temp_directory_path() /
                    ("recur_gpu_train_test." + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  agent::TrainConfig c;
-  c.env.id = "CartPoleNoVel-v1";
-  c.env.num_envs = 8;
-  c.policy.encoder = {};
-  c.policy.activation = "relu";
-  c.policy.hidden = 64;
-  c.policy.shared_core = false;
-  c.algo.rollout_steps = 32;
-  c.algo.epochs = 20;
-  c.algo.num_minibatches = 1;
-  c.algo.learning_rate = 1e-3f;
-  c.algo.lr_schedule = "linear";
-  c.algo.clip_schedule = "linear";
-  c.algo.gamma = 0.98f;
-  c.algo.gae_lambda = 0.8f;
-  c.algo.ent_coef = 0.0f;
-  c.run.total_env_steps = 100000;
-  c.run.eval_every = 0;
-  c.run.final_eval_episodes = 20;
-  c.run.output_dir = dir.string();
-  c.device.actor = "cuda";
-  c.device.learner = "cuda";
-  const auto r = agent::run_train_job(c, agent::to_yaml(c), named("gpu"));
-  MESSAGE("GPU run: final deterministic return " << r.final_eval.mean_return());
-  CHECK(r.final_eval.mean_return() > 200.0);
+  int solved = 0;
+  for (int seed = 0; seed < 3; ++seed) {
+    CAPTURE(seed);
+    std::filesystem::remove_all(dir);
+    agent::TrainConfig c = agent::load_config(
+        config_file, {"device.actor=cuda", "device.learner=cuda", "run.eval_every=0",
+                      "run.final_eval_episodes=20", "run.seed=" + std::to_string(seed),
+                      "run.output_dir=" + dir.string()});
+    const auto r = agent::run_train_job(c, agent::to_yaml(c), named("gpu"));
+    const double ret = r.final_eval.mean_return();
+    MESSAGE("GPU run, seed " << seed << ": final deterministic return " << ret);
+    CHECK(ret >= 90.0);
+    if (ret >= 400.0) ++solved;
+  }
+  CHECK(solved >= 2);
   std::filesystem::remove_all(dir);
 }

@@ -226,9 +226,11 @@ TEST_CASE("the block cell computed in the step layout equals the CPU step execut
             };
             double h_new = 0;
             if (cell == CellType::kLstm) {
-              double c = sig(gate(1)) * c_at(k, b, j) + sig(gate(0)) * std::tanh(gate(2));
-              c = std::clamp(c, -double(spec.cell_clip), double(spec.cell_clip));
-              h_new = sig(gate(3)) * std::tanh(c);
+              // cuDNN's MINMAX clip: raw state, clipped where read.
+              const double bound = spec.cell_clip;
+              const double c_old = std::clamp(double(c_at(k, b, j)), -bound, bound);
+              const double c = sig(gate(1)) * c_old + sig(gate(0)) * std::tanh(gate(2));
+              h_new = sig(gate(3)) * std::tanh(std::clamp(c, -bound, bound));
               c_at(k, b, j) = static_cast<float>(c);
             } else if (cell == CellType::kGru) {
               const double r = sig(gate(0)), z = sig(gate(1));

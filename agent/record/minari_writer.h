@@ -1,0 +1,119 @@
+// Writes recorded episodes as a Minari 0.5 dataset (HDF5 format), loadable with
+// minari.load_dataset(id) or minari.MinariDataset("<root>/<id>/data"):
+//
+//   <root>/<id>/data/main_data.hdf5   episode_0 ... episode_{E-1} groups (layout below)
+//   <root>/<id>/data/metadata.json    total_episodes, total_steps, data_format "hdf5",
+//                                     observation_space, action_space (space JSON as strings),
+//                                     env_spec (Gymnasium envs only), dataset_id, minari_version
+//                                     "0.5.0" (loadable by every Minari 0.5.x), requirements, ...
+//   <root>/<id>/d4rl.hdf5             with write_d4rl: the same transitions as one flat D4RL file
+//                                     (a sibling of data/, so Minari never sees it)
+//
+// Episode group (N = steps; h5py's types; see agent/record/episode.h for the meaning of rows):
+//   attrs      id, total_steps, seed (int64; uint64 above 2^63-1), rewards_sum, rewards_mean,
+//              rewards_std (ddof 0), rewards_max, rewards_min (float64)
+//   observations  (N+1, *obs_shape) float32 (int64 (N+1,) for a Discrete observation space)
+//   actions       (N,) int64 for Discrete, (N, *action_shape) float32 for Box
+//   rewards       (N,) float64
+//   terminations, truncations  (N,) h5py bool (enum over int8, FALSE=0, TRUE=1)
+//   infos/episode_start (N+1,) bool; infos/policy_state (N+1, state_dim) float32 when recorded
+//
+// D4RL file (M = sum of N over episodes; gzip): observations (M, *obs_shape) float32 (the N rows
+// before each final observation), next_observations (M, *obs_shape) float32, actions (M,) int64
+// or (M, *action_shape) float32, rewards (M,) float32, terminals (M,) bool, timeouts (M,) bool
+// (truncated and not terminated).
+//
+// Streaming and atomicity: add() writes an episode to disk at once (episodes need not stay in
+// memory) into a hidden sibling directory <root>/<parent of id>/.<name>.tmp.<pid>.<n>; commit()
+// writes metadata.json and renames that directory to <root>/<id>. A writer destroyed before
+// commit() removes its directory, so a failed record never leaves a dataset that looks complete.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "agent/record/episode.h"
+#include "envs/space.h"
+
+namespace recur::agent::record {
+
+// $MINARI_DATASETS_PATH, else ~/.minari/datasets (minari/storage/datasets_root_dir.py).
+std::string default_datasets_root();
+
+// Minari's id grammar (namespace/)(env_name/)name-vN, e.g. "recur/cartpole/ppo-lstm-v0"; the
+// version is required (Minari's loader does int(version)). Throws recur::Error explaining the
+// grammar with an example.
+void check_dataset_id(const std::string& id);
+
+// Gymnasium's entry point for an id Gymnasium registers, e.g. "CartPole-v1" ->
+// "gymnasium.envs.classic_control.cartpole:CartPoleEnv"; "" for recur's own envs
+// (CartPoleNoVel-v1, RepeatPrevious*), whose datasets then carry no env_spec.
+std::string gymnasium_entry_point(const std::string& env_id);
+
+struct DatasetInfo {
+  std::string dataset_id;  // e.g. "recur/cartpole/ppo-lstm-v0"
+  std::string env_id;      // e.g. "CartPole-v1"
+  envs::Space observation_space, action_space;
+  int max_episode_steps = 0;  // the time limit used; 0 = none
+  std::optional<double> reward_threshold;
+  // Gymnasium entry point when the env is a Gymnasium env (gymnasium_entry_point(env_id)), else
+  // empty: env_spec (and eval_env_spec) are then omitted.
+  std::string env_entry_point;
+
+  // Extra metadata; empty strings are left out of metadata.json (as Minari leaves out None).
+  std::string algorithm_name;
+  std::string description;
+  std::string author;
+  std::string code_permalink;
+  std::string recur_policy_json;  // a JSON object, stored as metadata["recur_policy"]
+
+  bool overwrite = false;   // replace an existing <root>/<id>
+  bool write_d4rl = false;  // also write <root>/<id>/d4rl.hdf5
+
+  std::string author_email;  // written as a one-element list when given
+};
+
+// metadata.json's env_spec string (Gymnasium's EnvSpec.to_json(), byte for byte for the ids
+// Gymnasium registers); "" when info.env_entry_point is empty.
+std::string minari_env_spec_json(const DatasetInfo& info);
+
+class MinariWriter {
+ public:
+  // Checks the id, refuses an existing <root>/<id> unless info.overwrite, creates the temporary
+  // directory and the HDF5 file(s) in it. Throws recur::Error naming the path and the reason.
+  MinariWriter(const std::string& root, DatasetInfo info);
+  ~MinariWriter();
+  MinariWriter(const MinariWriter&) = delete;
+  MinariWriter& operator=(const MinariWriter&) = delete;
+
+  // Writes group episode_<episodes()> now. Shapes must agree with the spaces and with each other,
+  // flags be 0/1 and Discrete actions integers in [0, n) (std::invalid_argument otherwise); an
+  // episode has at least one step. An empty episode_start is written as 1 at row 0, 0 elsewhere.
+  void add(const Episode& episode);
+  // Writes data/metadata.json, closes the files and moves the dataset into place (replacing an
+  // old one when overwrite was given). Returns the final data directory, <root>/<id>/data.
+  std::string commit();
+
+  int episodes() const { return episodes_; }
+  int64_t steps() const { return steps_; }
+  // <root>/<id>
+  const std::filesystem::path& dataset_dir() const { return final_dir_; }
+
+ private:
+  struct Files;
+  void write_d4rl(const Episode& episode);
+
+  DatasetInfo info_;
+  std::filesystem::path root_;
+  std::filesystem::path final_dir_;  // <root>/<id>
+  std::filesystem::path temp_dir_;   // hidden sibling of final_dir_, renamed on commit
+  std::unique_ptr<Files> files_;
+  int episodes_ = 0;
+  int64_t steps_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace recur::agent::record

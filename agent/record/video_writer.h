@@ -1,0 +1,88 @@
+// MP4 videos of episodes, as Gymnasium's RecordVideo writes them: one frame per observation
+// (N+1 frames for an N-step episode, frame t showing observations[t]), H.264 yuv420p at the env's
+// render_fps, named "<prefix>-episode-<i>.mp4".
+//
+//   VideoWriter video(video_file_name("rl-video", 0), 600, 400, 50);
+//   for (...) video.write(renderer.frame());
+//   video.close();                            // flushes the encoder and writes the MP4 trailer
+//
+// Encoder: libx264 (preset veryfast, crf 23, one thread), or FFmpeg's native mpeg4 encoder where
+// libavcodec has no libx264; frame t has pts t in time base 1/fps; movflags +faststart puts the
+// index first for web playback. The frame and the packet are made once: write() allocates
+// nothing of its own. RGB -> YUV 4:2:0 is recur's own conversion (rgb_to_yuv420p below), about
+// twice as fast as swscale's unscaled RGB24 path. FFmpeg's informational logging is lowered to
+// warnings once (av_log_set_level), since x264 otherwise prints its settings and statistics.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "envs/render/frame.h"
+
+struct AVFormatContext;
+struct AVCodecContext;
+struct AVStream;
+struct AVFrame;
+struct AVPacket;
+
+namespace recur::agent::record {
+
+class VideoWriter {
+ public:
+  // Opens `path` for writing. width and height must be even (4:2:0 chroma), fps > 0. Throws
+  // recur::Error naming the path and the reason (odd size, no encoder, unwritable directory).
+  VideoWriter(const std::string& path, int width, int height, int fps);
+  // Finishes the file if close() was not called; never throws (errors are lost: call close()).
+  ~VideoWriter();
+  VideoWriter(const VideoWriter&) = delete;
+  VideoWriter& operator=(const VideoWriter&) = delete;
+
+  // Encodes one (height, width, 3) RGB frame; its size must be the video's
+  // (std::invalid_argument otherwise). Throws recur::Error when encoding or writing fails.
+  void write(const envs::render::Frame& frame);
+  // Flushes the encoder and writes the trailer; throws recur::Error on failure. Idempotent.
+  void close();
+
+  const std::string& codec() const { return codec_; }  // "libx264" or "mpeg4"
+  int frames() const { return frames_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void encode(AVFrame* frame);  // nullptr flushes
+  void release() noexcept;
+  [[noreturn]] void fail(const char* what, int av_error) const;
+
+  std::string path_;
+  std::string codec_;
+  int width_ = 0, height_ = 0;
+  int frames_ = 0;
+  bool closed_ = false;
+  AVFormatContext* format_ = nullptr;
+  AVCodecContext* encoder_ = nullptr;
+  AVStream* stream_ = nullptr;
+  AVFrame* frame_ = nullptr;
+  AVPacket* packet_ = nullptr;
+};
+
+// RGB24 (height, width, 3) -> planar YUV 4:2:0 with BT.601 limited-range coefficients (as
+// swscale's default for yuv420p; values agree within 2 steps), chroma from the mean of each 2x2
+// block. width and height even; strides in bytes.
+void rgb_to_yuv420p(const uint8_t* rgb, int width, int height, uint8_t* y, int y_stride, uint8_t* u,
+                    int u_stride, uint8_t* v, int v_stride);
+
+// Gymnasium's RecordVideo name: "<name_prefix>-episode-<episode>.mp4".
+std::string video_file_name(const std::string& name_prefix, int episode);
+
+// What a video file holds, read back with libavformat/libavcodec (every frame is decoded and
+// counted): for tests and for `recur record` to report.
+struct VideoProbe {
+  std::string codec;  // decoder name: "h264", "mpeg4"
+  int width = 0, height = 0;
+  int64_t frames = 0;
+  double fps = 0;       // the stream's average frame rate
+  std::string pix_fmt;  // "yuv420p"
+};
+// Throws recur::Error naming the path when the file cannot be opened or decoded.
+VideoProbe probe_video(const std::string& path);
+
+}  // namespace recur::agent::record

@@ -82,6 +82,9 @@ struct RunConfig {
   int eval_episodes = 10;
   int final_eval_episodes = 100;
   int threads = 1;  // VectorEnv stepping threads
+  // Every K-th evaluation (and the final one) films its first episode into
+  // <run>/videos/rl-video-eval-<env_steps>.mp4 (0 = no videos).
+  int video_every_evals = 0;
 
   bool operator==(const RunConfig&) const = default;
 };

@@ -125,13 +125,19 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   eval_cfg.env_options.values = config.env.options;
   eval_cfg.seed = derive_seed(config.run.seed, 0xe7a1);  // envs unseen by training
   eval_cfg.deterministic = true;
-  auto evaluate = [&](int n_episodes) {
+  auto evaluate = [&](int n_episodes, bool final_eval) {
     eval_cfg.episodes = n_episodes;
     eval_cfg.num_envs = std::min(n_episodes, 8);
     EvalResult r = evaluate_policy(trainer.spec(), trainer.policy_tensors(), eval_cfg);
     eval_log.row(trainer.env_steps(), r.mean_return(), r.std_return(), r.mean_length(),
                  static_cast<int64_t>(r.returns.size()));
     ++eval_rows;
+    // run.video_every_evals: every K-th evaluation and the final one film an episode (own RNG).
+    const int k = config.run.video_every_evals;
+    if (k > 0 && (final_eval || eval_rows % k == 0))
+      trainer.record_video(
+          dir.path() / "videos" / fmt::format("rl-video-eval-{}.mp4", trainer.env_steps()),
+          eval_cfg.seed);
     if (!best || r.mean_return() > *best) {
       best = r.mean_return();
       save(dir.best_checkpoint());
@@ -178,7 +184,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       last_print = elapsed;
     }
     if (next_eval > 0 && it.env_steps >= next_eval && !trainer.done()) {
-      evaluate(config.run.eval_episodes);
+      evaluate(config.run.eval_episodes, false);
       while (next_eval <= it.env_steps) next_eval += config.run.eval_every;
     }
     if (next_ckpt > 0 && it.env_steps >= next_ckpt) {
@@ -195,7 +201,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       break;
     }
   }
-  if (!result.interrupted) result.final_eval = evaluate(config.run.final_eval_episodes);
+  if (!result.interrupted) result.final_eval = evaluate(config.run.final_eval_episodes, true);
   result.env_steps = trainer.env_steps();
   result.seconds = elapsed_now();
   return result;

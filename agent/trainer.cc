@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "agent/record/recorder.h"
 #include "core/error.h"
 #include "core/rng.h"
 
@@ -114,6 +115,22 @@ policy::TensorMap Trainer::policy_tensors() const {
   const auto norm = actor_->normalizer().to_tensors("obs_norm.");
   t.insert(norm.begin(), norm.end());
   return t;
+}
+
+bool Trainer::record_video(const std::filesystem::path& path, uint64_t eval_seed) const {
+  try {
+    Options env_options;
+    env_options.values = config_.env.options;
+    env_options.source =
+        config_.env.options_source.empty() ? "env.options" : config_.env.options_source;
+    const double r = record::record_eval_video(spec_, policy_tensors(), config_.env.id, env_options,
+                                               eval_seed, true, path.string());
+    spdlog::info("video {} (return {:.2f})", path.string(), r);
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::warn("no video at {} env steps: {}", env_steps(), e.what());
+    return false;
+  }
 }
 
 }  // namespace recur::agent

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <memory>
 
@@ -47,6 +48,13 @@ class Trainer {
 
   // Everything needed to act and to evaluate: parameters + normalizer statistics.
   policy::TensorMap policy_tensors() const;
+
+  // Films the current policy on the evaluation's first episode (reset seed
+  // derive_seed(eval_seed, 0), deterministic) into an MP4 at `path` (run.video_every_evals).
+  // Uses its own env, actor and RNG: training continues exactly as without it. A video that
+  // cannot be made (an env that does not render, a disk error) is logged as a warning, never
+  // ends the run. Returns whether the file was written.
+  bool record_video(const std::filesystem::path& path, uint64_t eval_seed) const;
 
   // The state that, with policy_tensors(), continues the run exactly: envs (physics, RNG,
   // bookkeeping), recurrent states, normalizer statistics in float64, reward normalizer, RNG

@@ -1,5 +1,7 @@
 // `recur eval RUN_DIR|CHECKPOINT`: headless evaluation of a trained policy. Each env's recurrent
-// state is carried across steps and reset at episode starts.
+// state is carried across steps and reset at episode starts. With --video DIR the scheduled
+// episodes are also filmed by the Recorder (agent/record/recorder.h), alongside: the evaluation's
+// returns are exactly those without --video.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -7,6 +9,7 @@
 #include <memory>
 
 #include "agent/evaluator.h"
+#include "agent/record/recorder.h"
 #include "agent/train_job.h"
 #include "core/error.h"
 #include "policy/device_choice.h"
@@ -14,6 +17,48 @@
 #include "tools/commands.h"
 
 namespace recur::cli {
+
+PolicyTarget load_policy_target(const std::string& target, const std::string& env_override) {
+  std::filesystem::path path = target;
+  if (std::filesystem::is_directory(path)) {
+    const auto best = path / "checkpoints" / "best.safetensors";
+    const auto latest = path / "checkpoints" / "latest.safetensors";
+    RECUR_CHECK(std::filesystem::exists(best) || std::filesystem::exists(latest),
+                "{} has no checkpoints/best.safetensors or checkpoints/latest.safetensors; "
+                "pass a run directory of `recur train` or a checkpoint file",
+                path.string());
+    path = std::filesystem::exists(best) ? best : latest;
+  }
+  PolicyTarget t;
+  t.path = path;
+  t.checkpoint = policy::load_policy(path);
+  const auto& meta = t.checkpoint.metadata;
+  const auto env_it = meta.find(agent::kMetaEnvId);
+  t.env_id = !env_override.empty() ? env_override
+                                   : (env_it != meta.end() ? env_it->second : std::string());
+  RECUR_CHECK(!t.env_id.empty(), "{} does not record its env; pass --env ID", path.string());
+  if (env_override.empty() || (env_it != meta.end() && env_override == env_it->second)) {
+    const auto opt_it = meta.find(agent::kMetaEnvOptions);
+    if (opt_it != meta.end() && !opt_it->second.empty()) {
+      size_t start = 0;
+      const std::string& s = opt_it->second;
+      while (start < s.size()) {
+        const size_t end = std::min(s.find(';', start), s.size());
+        auto [k, v] = parse_key_value(s.substr(start, end - start));
+        t.env_options.set(k, v);
+        start = end + 1;
+      }
+    }
+  }
+  return t;
+}
+
+policy::Device resolve_cli_device(const std::string& value) {
+  std::string why;
+  const policy::Device d = policy::resolve_device("--device", value, policy::query_devices(), &why);
+  if (!why.empty()) spdlog::info("{}", why);
+  return d;
+}
 
 void add_eval_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("eval", "Evaluate a trained policy headlessly");
@@ -26,6 +71,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     int num_envs = 4;
     bool json = false;
     std::string device = "cpu";
+    VideoArgs video;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("target", args->target,
@@ -46,57 +92,75 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                   "Where the policy's core runs: cpu, cuda or auto (any checkpoint loads on any "
                   "device)")
       ->capture_default_str();
+  add_video_options(cmd, args->video,
+                    "Also film episodes into DIR as MP4 (recorded alongside with the seeds "
+                    "`recur record --seed S` uses: episode i resets with S + i; the returns "
+                    "printed stay the evaluation's)");
   cmd->callback([args, &exit_code] {
-    std::filesystem::path path = args->target;
-    if (std::filesystem::is_directory(path)) {
-      const auto best = path / "checkpoints" / "best.safetensors";
-      const auto latest = path / "checkpoints" / "latest.safetensors";
-      RECUR_CHECK(std::filesystem::exists(best) || std::filesystem::exists(latest),
-                  "{} has no checkpoints/best.safetensors or checkpoints/latest.safetensors; "
-                  "pass a run directory of `recur train` or a checkpoint file",
-                  path.string());
-      path = std::filesystem::exists(best) ? best : latest;
-    }
-    const policy::PolicyCheckpoint ckpt = policy::load_policy(path);
+    const agent::record::VideoSchedule schedule = video_schedule(args->video);
+    const PolicyTarget target = load_policy_target(args->target, args->env);
     agent::EvalConfig cfg;
-    const auto env_it = ckpt.metadata.find(agent::kMetaEnvId);
-    cfg.env_id =
-        !args->env.empty() ? args->env : (env_it != ckpt.metadata.end() ? env_it->second : "");
-    RECUR_CHECK(!cfg.env_id.empty(), "{} does not record its env; pass --env ID", path.string());
-    if (args->env.empty() || (env_it != ckpt.metadata.end() && args->env == env_it->second)) {
-      const auto opt_it = ckpt.metadata.find(agent::kMetaEnvOptions);
-      if (opt_it != ckpt.metadata.end() && !opt_it->second.empty()) {
-        size_t start = 0;
-        const std::string& s = opt_it->second;
-        while (start < s.size()) {
-          const size_t end = std::min(s.find(';', start), s.size());
-          auto [k, v] = parse_key_value(s.substr(start, end - start));
-          cfg.env_options.set(k, v);
-          start = end + 1;
-        }
-      }
-    }
+    cfg.env_id = target.env_id;
+    cfg.env_options = target.env_options;
     cfg.episodes = args->episodes;
     cfg.num_envs = args->num_envs;
     cfg.seed = args->seed;
     cfg.deterministic = args->deterministic;
-    std::string why;
-    cfg.placement.device =
-        policy::resolve_device("--device", args->device, policy::query_devices(), &why);
-    if (!why.empty()) spdlog::info("{}", why);
-    const auto r = agent::evaluate_policy(ckpt.spec, ckpt.tensors, cfg);
+    cfg.placement.device = resolve_cli_device(args->device);
+    const std::string path = target.path.string();
+    // The filming recorder first: a video directory that cannot be written fails before the
+    // evaluation runs.
+    std::unique_ptr<agent::record::Recorder> recorder;
+    if (!args->video.dir.empty()) {
+      agent::record::RecordConfig rc;
+      rc.env_id = cfg.env_id;
+      rc.env_options = cfg.env_options;
+      rc.episodes = args->episodes;
+      rc.seed = args->seed;
+      rc.deterministic = args->deterministic;
+      rc.placement = cfg.placement;
+      rc.policy_name = path;
+      rc.video_dir = args->video.dir;
+      rc.video = schedule;
+      rc.name_prefix = args->video.name_prefix;
+      recorder = std::make_unique<agent::record::Recorder>(rc, target.checkpoint.spec,
+                                                           target.checkpoint.tensors);
+      check_video_schedule(schedule, args->episodes);
+      prepare_output_dir(args->video.dir, "--video");
+    }
+    const auto r = agent::evaluate_policy(target.checkpoint.spec, target.checkpoint.tensors, cfg);
+    std::vector<std::string> videos;
+    if (recorder) {
+      try {
+        for (int i = 0; i < args->episodes; ++i) {
+          if (!schedule.films(i)) continue;
+          videos.push_back(recorder->video_path(i));
+          recorder->record_episode(i, videos.back());
+        }
+      } catch (...) {
+        for (const auto& v : videos) std::filesystem::remove(v);
+        throw;
+      }
+    }
     if (args->json) {
+      std::string video_json;
+      if (recorder) {
+        std::vector<std::string> quoted;
+        for (const auto& v : videos) quoted.push_back(fmt::format("\"{}\"", v));
+        video_json = fmt::format(", \"videos\": [{}]", fmt::join(quoted, ", "));
+      }
       fmt::print(
           "{{\"checkpoint\": \"{}\", \"env_id\": \"{}\", \"episodes\": {}, "
           "\"deterministic\": {}, \"return_mean\": {}, \"return_std\": {}, "
-          "\"length_mean\": {}}}\n",
-          path.string(), cfg.env_id, r.returns.size(), args->deterministic, r.mean_return(),
-          r.std_return(), r.mean_length());
+          "\"length_mean\": {}{}}}\n",
+          path, cfg.env_id, r.returns.size(), args->deterministic, r.mean_return(), r.std_return(),
+          r.mean_length(), video_json);
     } else {
-      fmt::print("{} on {} ({} episodes, {}): return {:.2f} +- {:.2f}, length {:.1f}\n",
-                 path.string(), cfg.env_id, r.returns.size(),
-                 args->deterministic ? "deterministic" : "stochastic", r.mean_return(),
-                 r.std_return(), r.mean_length());
+      fmt::print("{} on {} ({} episodes, {}): return {:.2f} +- {:.2f}, length {:.1f}{}\n", path,
+                 cfg.env_id, r.returns.size(), args->deterministic ? "deterministic" : "stochastic",
+                 r.mean_return(), r.std_return(), r.mean_length(),
+                 recorder ? fmt::format("; videos {} in {}", videos.size(), args->video.dir)
+                          : std::string());
     }
     exit_code = 0;
   });

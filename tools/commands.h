@@ -5,10 +5,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "agent/record/recorder.h"
 #include "core/options.h"
+#include "policy/device_choice.h"
+#include "policy/policy_checkpoint.h"
 
 namespace recur::cli {
 
@@ -20,8 +24,41 @@ void add_info_command(CLI::App& app, int& exit_code);
 void add_train_command(CLI::App& app, int& exit_code);
 void add_eval_command(CLI::App& app, int& exit_code);
 void add_convert_command(CLI::App& app, int& exit_code);
+void add_record_command(CLI::App& app, int& exit_code);
+void add_render_command(CLI::App& app, int& exit_code);
 
 // `-o/--option key=value` pairs into env Options (source named for messages).
 Options parse_env_options(const std::vector<std::string>& pairs);
+
+// A trained policy as `recur eval` and `recur record` take it (cmd_eval.cc): TARGET is a run
+// directory (its checkpoints/best, else latest) or a checkpoint file; the env is env_override
+// when given, else the one the checkpoint records (with its options when it is that env).
+struct PolicyTarget {
+  std::filesystem::path path;  // the checkpoint file
+  policy::PolicyCheckpoint checkpoint;
+  std::string env_id;
+  Options env_options;
+};
+PolicyTarget load_policy_target(const std::string& target, const std::string& env_override);
+
+// --device cpu|cuda|auto against this build and machine (auto logs what it picked and why).
+policy::Device resolve_cli_device(const std::string& value);
+
+// The video flags shared by `recur record` and `recur eval` (cmd_record.cc).
+struct VideoArgs {
+  std::string dir;       // --video DIR (empty: no video)
+  std::string episodes;  // --video-episodes 0,3
+  int every = 0;         // --video-every K (0: not given)
+  std::string name_prefix = "rl-video";
+};
+void add_video_options(CLI::App* cmd, VideoArgs& args, const std::string& video_help);
+// The schedule the flags ask for (kNone without --video; Gymnasium's capped cubic schedule with
+// --video alone); recur::Error for contradictory or dangling flags.
+agent::record::VideoSchedule video_schedule(const VideoArgs& args);
+// recur::Error when a --video-episodes index is not below `episodes`.
+void check_video_schedule(const agent::record::VideoSchedule& schedule, int episodes);
+// Creates `dir` if missing and checks that files can be written in it; recur::Error naming `flag`
+// and the reason otherwise.
+void prepare_output_dir(const std::filesystem::path& dir, const std::string& flag);
 
 }  // namespace recur::cli

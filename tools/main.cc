@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   recur::cli::add_train_command(app, exit_code);
   recur::cli::add_eval_command(app, exit_code);
+  recur::cli::add_record_command(app, exit_code);
+  recur::cli::add_render_command(app, exit_code);
   recur::cli::add_envs_command(app, exit_code);
   recur::cli::add_env_check_command(app, exit_code);
   recur::cli::add_demo_command(app, exit_code);

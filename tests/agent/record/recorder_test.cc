@@ -1,0 +1,327 @@
+// The recording loop: returns equal the evaluator's on the same reset seeds, episodes replay
+// bit-exactly from their seed, the Episode rows have Minari's shapes, the recurrent state rows
+// start at zero, videos have N+1 frames, a failure leaves no video behind, and training-time
+// videos change nothing about training.
+#include "agent/record/recorder.h"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "agent/config_yaml.h"
+#include "agent/evaluator.h"
+#include "agent/record/video_writer.h"
+#include "agent/train_job.h"
+#include "agent/trainer.h"
+#include "core/error.h"
+#include "envs/registry.h"
+#include "policy/policy_actor.h"
+
+using namespace recur;
+namespace rec = recur::agent::record;
+
+namespace {
+
+struct SmallPolicy {
+  policy::PolicySpec spec;
+  policy::TensorMap tensors;
+};
+
+// A freshly initialised policy for env_id; actor_gain 1 so that the actions depend on the
+// observations (the default 0.01 gives a near-uniform policy).
+SmallPolicy small_policy(const std::string& env_id, const std::string& core = "lstm",
+                         int layers = 1, bool shared_core = true) {
+  agent::PolicyConfig c;
+  c.encoder = {16};
+  c.hidden = 8;
+  c.core = core;
+  c.layers = layers;
+  c.shared_core = shared_core;
+  c.actor_gain = 1.0f;
+  const auto env = envs::make(env_id);
+  SmallPolicy p;
+  p.spec = agent::make_policy_spec(c, env->observation_space(), env->action_space());
+  Rng rng(42);
+  p.tensors = policy::init_policy(p.spec, rng);
+  return p;
+}
+
+rec::RecordConfig config_for(const std::string& env_id, int episodes, uint64_t seed) {
+  rec::RecordConfig c;
+  c.env_id = env_id;
+  c.episodes = episodes;
+  c.seed = seed;
+  return c;
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  const auto d = std::filesystem::temp_directory_path() / (name + "." + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("video schedules: list, every K, Gymnasium's capped cubic") {
+  std::vector<int> cubic;
+  for (int e = 0; e < 5000; ++e)
+    if (rec::capped_cubic_schedule(e)) cubic.push_back(e);
+  CHECK(cubic ==
+        std::vector<int>{0, 1, 8, 27, 64, 125, 216, 343, 512, 729, 1000, 2000, 3000, 4000});
+  const auto list = rec::VideoSchedule::list("0, 3,10");
+  CHECK(list.episodes == std::vector<int>{0, 3, 10});
+  CHECK(list.films(3));
+  CHECK_FALSE(list.films(4));
+  const auto every = rec::VideoSchedule::every_k(5);
+  CHECK(every.films(0));
+  CHECK(every.films(10));
+  CHECK_FALSE(every.films(11));
+  CHECK_FALSE(rec::VideoSchedule{}.films(0));
+  CHECK_THROWS_WITH_AS(rec::VideoSchedule::list("0,x"), doctest::Contains("'x' is not"), Error);
+  CHECK_THROWS_AS(rec::VideoSchedule::list("1,,2"), Error);
+  CHECK_THROWS_AS(rec::VideoSchedule::list("-1"), Error);
+  CHECK_THROWS_AS(rec::VideoSchedule::every_k(0), Error);
+}
+
+// Exact comparison with evaluate_policy: the evaluator resets its env i with derive_seed(seed, i)
+// and runs its batch through one PolicyActor, so one evaluation of one episode on one env (seed
+// s) is the episode the Recorder records with reset seed derive_seed(s, 0), on the same batch
+// size of one. Deterministic actions only: the evaluator's sampling stream is
+// derive_seed(s, 77), the Recorder's derive_seed(reset seed, 77) (see the hand loop below for
+// the stochastic case).
+TEST_CASE("recorded returns equal evaluate_policy's on the same seeds") {
+  for (const char* env_id : {"CartPole-v1", "Pendulum-v1", "CartPoleNoVel-v1"}) {
+    CAPTURE(env_id);
+    const SmallPolicy p = small_policy(env_id, "gru");
+    for (uint64_t s = 100; s < 104; ++s) {
+      agent::EvalConfig e;
+      e.env_id = env_id;
+      e.episodes = 1;
+      e.num_envs = 1;
+      e.seed = s;
+      e.deterministic = true;
+      const agent::EvalResult r = agent::evaluate_policy(p.spec, p.tensors, e);
+      rec::Recorder recorder(config_for(env_id, 1, derive_seed(s, 0)), p.spec, p.tensors);
+      const rec::Episode ep = recorder.record_episode(0);
+      CHECK(ep.total_reward() == r.returns.at(0));  // bit-exact
+      CHECK(ep.steps() == r.lengths.at(0));
+    }
+  }
+}
+
+TEST_CASE("stochastic recording follows its documented seeding (a hand loop)") {
+  const SmallPolicy p = small_policy("CartPole-v1");
+  rec::RecordConfig c = config_for("CartPole-v1", 3, 7);
+  c.deterministic = false;
+  rec::Recorder recorder(c, p.spec, p.tensors);
+  std::vector<rec::Episode> recorded;
+  const auto summary = recorder.run([&](const rec::Episode& e) { recorded.push_back(e); });
+  REQUIRE(recorded.size() == 3);
+  auto env = envs::make("CartPole-v1");
+  policy::PolicyActor actor(p.spec, 1);
+  actor.load(p.tensors);
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    // Episode i: reset seed 7 + i, actions from Rng(derive_seed(7 + i, 77)), state zeroed.
+    Rng rng(derive_seed(7 + static_cast<uint64_t>(i), 77));
+    const auto o = env->reset(7 + static_cast<uint64_t>(i));
+    std::vector<float> obs(o.begin(), o.end());
+    std::vector<uint8_t> start = {1};
+    std::vector<float> a(1), lp(1), v(1);
+    double ret = 0;
+    int n = 0;
+    for (bool done = false; !done; ++n) {
+      actor.act(obs, start, rng, false, a, lp, v);
+      start[0] = 0;
+      const auto r = env->step(a);
+      ret += r.reward;
+      done = r.done();
+      obs.assign(r.obs.begin(), r.obs.end());
+    }
+    CHECK(recorded[static_cast<size_t>(i)].total_reward() == ret);
+    CHECK(recorded[static_cast<size_t>(i)].steps() == n);
+    CHECK(summary.returns[static_cast<size_t>(i)] == ret);
+  }
+  // Episodes do not depend on each other: episode 2 alone is episode 2 of the run.
+  rec::Recorder again(c, p.spec, p.tensors);
+  CHECK(again.record_episode(2).actions == recorded[2].actions);
+}
+
+TEST_CASE("episodes replay bit-exactly from their seed") {
+  const SmallPolicy p = small_policy("CartPole-v1");
+  for (const bool random : {false, true}) {
+    CAPTURE(random);
+    rec::RecordConfig c = config_for("CartPole-v1", 4, 2024);
+    c.deterministic = false;
+    std::unique_ptr<rec::Recorder> recorder =
+        random ? std::make_unique<rec::Recorder>(c)
+               : std::make_unique<rec::Recorder>(c, p.spec, p.tensors);
+    std::vector<rec::Episode> episodes;
+    recorder->run([&](const rec::Episode& e) { episodes.push_back(e); });
+    REQUIRE(episodes.size() == 4);
+    auto env = envs::make("CartPole-v1");
+    for (size_t i = 0; i < episodes.size(); ++i) {
+      const rec::Episode& e = episodes[i];
+      CAPTURE(i);
+      CHECK(e.seed == 2024 + i);
+      const int n = e.steps(), od = e.obs_dim;
+      const auto o0 = env->reset(e.seed);
+      CHECK(std::equal(o0.begin(), o0.end(), e.observations.begin()));
+      bool same = true;
+      for (int t = 0; t < n; ++t) {
+        const auto r = env->step(std::span<const float>(e.actions).subspan(
+            static_cast<size_t>(t) * e.action_dim, static_cast<size_t>(e.action_dim)));
+        same = same && r.reward == e.rewards[static_cast<size_t>(t)] &&
+               r.terminated == (e.terminations[static_cast<size_t>(t)] == 1) &&
+               r.truncated == (e.truncations[static_cast<size_t>(t)] == 1) &&
+               std::equal(r.obs.begin(), r.obs.end(),
+                          e.observations.begin() + static_cast<ptrdiff_t>(t + 1) * od);
+        if (t + 1 < n) same = same && !r.done();
+        if (t + 1 == n) same = same && r.done();
+      }
+      CHECK(same);
+    }
+  }
+}
+
+TEST_CASE("episode rows: N+1 observations, episode_start, policy_state from zero") {
+  struct Case {
+    const char* env_id;
+    const char* core;
+    int layers;
+    bool shared;
+    int state_dim;
+  };
+  // state_dim: L*H (h) [+ L*H (c) for LSTM] [x2 with a separate critic core]; H = 8.
+  for (const Case& k :
+       {Case{"CartPole-v1", "lstm", 2, true, 32}, Case{"CartPoleNoVel-v1", "gru", 1, false, 16},
+        Case{"Pendulum-v1", "lstm", 1, false, 32}}) {
+    CAPTURE(k.env_id);
+    CAPTURE(k.core);
+    const SmallPolicy p = small_policy(k.env_id, k.core, k.layers, k.shared);
+    rec::RecordConfig c = config_for(k.env_id, 2, 5);
+    c.record_state = true;
+    rec::Recorder recorder(c, p.spec, p.tensors);
+    CHECK(recorder.state_dim() == k.state_dim);
+    std::vector<rec::Episode> eps;
+    const auto s = recorder.run([&](const rec::Episode& e) { eps.push_back(e); });
+    REQUIRE(eps.size() == 2);
+    CHECK(s.steps == eps[0].steps() + eps[1].steps());
+    for (const auto& e : eps) {
+      const auto n = static_cast<size_t>(e.steps());
+      REQUIRE(n >= 2);
+      CHECK(e.state_dim == k.state_dim);
+      CHECK(e.observations.size() == (n + 1) * static_cast<size_t>(e.obs_dim));
+      CHECK(e.actions.size() == n * static_cast<size_t>(e.action_dim));
+      CHECK(e.terminations.size() == n);
+      CHECK(e.truncations.size() == n);
+      CHECK(e.episode_start.size() == n + 1);
+      CHECK(e.episode_start[0] == 1);
+      CHECK(std::count(e.episode_start.begin(), e.episode_start.end(), 1) == 1);
+      CHECK((e.terminations.back() == 1 || e.truncations.back() == 1));
+      REQUIRE(e.policy_state.size() == (n + 1) * static_cast<size_t>(k.state_dim));
+      const auto row = [&](size_t t) {
+        return std::span<const float>(e.policy_state)
+            .subspan(t * static_cast<size_t>(k.state_dim), static_cast<size_t>(k.state_dim));
+      };
+      const auto zero = [](std::span<const float> r) {
+        return std::all_of(r.begin(), r.end(), [](float x) { return x == 0.0f; });
+      };
+      CHECK(zero(row(0)));  // the zero initial state, even after an earlier episode
+      for (size_t t = 1; t <= n; ++t) CHECK_FALSE(zero(row(t)));
+    }
+  }
+}
+
+TEST_CASE("a policy whose spaces do not fit the env is refused, naming both") {
+  const SmallPolicy p = small_policy("CartPole-v1");
+  CHECK_THROWS_WITH_AS(rec::Recorder(config_for("Pendulum-v1", 1, 0), p.spec, p.tensors),
+                       doctest::Contains("does not fit env Pendulum-v1: the policy takes "
+                                         "observations of size 4 and gives Discrete(2)"),
+                       Error);
+  CHECK_THROWS_AS(rec::Recorder(config_for("CartPol-v1", 1, 0)), Error);
+  CHECK_THROWS_AS(rec::Recorder(config_for("CartPole-v1", 0, 0)), Error);
+  rec::RecordConfig c = config_for("CartPole-v1", 1, 0);
+  c.record_state = true;
+  CHECK_THROWS_WITH_AS(rec::Recorder{c}, doctest::Contains("needs a policy"), Error);
+}
+
+TEST_CASE("videos: N+1 frames at the env's size and fps, none left behind by a failure") {
+  const auto dir = temp_dir("recur_recorder_video_test");
+  const SmallPolicy p = small_policy("CartPole-v1");
+  rec::RecordConfig c = config_for("CartPole-v1", 3, 11);
+  c.video_dir = (dir / "videos").string();
+  c.video = rec::VideoSchedule::list("0,2");
+  c.name_prefix = "test";
+  rec::Recorder recorder(c, p.spec, p.tensors);
+  std::vector<int> steps;
+  const auto s = recorder.run([&](const rec::Episode& e) { steps.push_back(e.steps()); });
+  REQUIRE(s.videos.size() == 2);
+  CHECK(s.videos[0] == recorder.video_path(0));
+  CHECK(s.videos[1] == recorder.video_path(2));
+  for (size_t v = 0; v < 2; ++v) {
+    const auto probe = rec::probe_video(s.videos[v]);
+    CHECK(probe.width == 600);
+    CHECK(probe.height == 400);
+    CHECK(probe.fps == 50);
+    CHECK(probe.frames == steps[v == 0 ? 0 : 2] + 1);
+  }
+  // A sink that fails on episode 1: the video of episode 0 and the directory it made go.
+  c.video_dir = (dir / "failing").string();
+  rec::Recorder failing(c, p.spec, p.tensors);
+  int seen = 0;
+  CHECK_THROWS_AS(failing.run([&](const rec::Episode&) {
+    if (++seen == 2) throw Error("disk full");
+  }),
+                  Error);
+  CHECK_FALSE(std::filesystem::exists(dir / "failing"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run.video_every_evals films evaluations and leaves training unchanged") {
+  const auto dir = temp_dir("recur_train_video_test");
+  agent::TrainConfig c;
+  c.env.id = "CartPole-v1";
+  c.env.num_envs = 4;
+  c.policy.encoder = {16};
+  c.policy.hidden = 16;
+  c.algo.rollout_steps = 16;
+  c.algo.epochs = 2;
+  c.algo.num_minibatches = 2;
+  c.run.total_env_steps = 2048;
+  c.run.eval_every = 1024;
+  c.run.eval_episodes = 2;
+  c.run.final_eval_episodes = 2;
+  c.run.output_dir = dir.string();
+  agent::TrainJobOptions plain_opts, video_opts;
+  plain_opts.name = "plain";
+  video_opts.name = "video";
+  const auto plain = agent::run_train_job(c, agent::to_yaml(c), plain_opts);
+  c.run.video_every_evals = 1;
+  const auto filmed = agent::run_train_job(c, agent::to_yaml(c), video_opts);
+  const auto read = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(in, line);) rows.push_back(line);
+    return rows;
+  };
+  CHECK(read(plain.run_dir / "eval.csv") == read(filmed.run_dir / "eval.csv"));
+  CHECK(filmed.final_eval.returns == plain.final_eval.returns);
+  const auto ckpt = [](const std::filesystem::path& run) {
+    std::ifstream in(run / "checkpoints" / "latest.safetensors", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(ckpt(plain.run_dir) == ckpt(filmed.run_dir));  // same weights, bit for bit
+  for (const char* name : {"rl-video-eval-1024.mp4", "rl-video-eval-2048.mp4"}) {
+    CAPTURE(name);
+    const auto path = filmed.run_dir / "videos" / name;
+    REQUIRE(std::filesystem::exists(path));
+    CHECK(rec::probe_video(path.string()).frames >= 2);
+  }
+  CHECK_FALSE(std::filesystem::exists(plain.run_dir / "videos"));
+  std::filesystem::remove_all(dir);
+}

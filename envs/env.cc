@@ -116,6 +116,10 @@ void Env::restore(const Snapshot& s) {
   episode_return_ = s.episode_return;
 }
 
+void Env::draw(render::Canvas&) const {
+  throw Error(id_ + " cannot render: it has no draw() (render_info().fps is 0)");
+}
+
 void Env::set_state_impl(std::span<const double>) {
   throw std::logic_error(id_ + " does not expose its physical state");
 }

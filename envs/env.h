@@ -16,6 +16,10 @@
 //
 // No step allocates: observations are written into a buffer sized at construction, and the
 // returned spans point into it (valid until the next reset/step).
+//
+// Rendering (Gymnasium's render_mode="rgb_array") is off the step path: an env that renders says
+// its frame size and fps in render_info() and paints its current state in draw(); a
+// render::Renderer (envs/render/renderer.h) owns the canvas and hands back frames.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +32,18 @@
 #include "envs/space.h"
 
 namespace recur::envs {
+
+namespace render {
+class Canvas;
+}
+
+// How an env renders: Gymnasium's screen size and metadata["render_fps"]. fps 0: no rendering.
+struct RenderInfo {
+  int width = 0;   // px
+  int height = 0;  // px
+  int fps = 0;     // frames per second of env time, for videos
+  bool renders() const { return fps > 0; }
+};
 
 struct StepResult {
   std::span<const float> obs;  // (obs_dim,) the observation after the step
@@ -82,6 +98,12 @@ class Env {
   virtual int state_size() const { return 0; }
   virtual void get_state(std::span<double> out) const;
   void set_state(std::span<const double> state);
+
+  // Rendering. render_info() is {} (no rendering) unless the env overrides it. draw() paints the
+  // current state (after reset(), the reset state) onto a canvas of render_info()'s size that
+  // the caller has cleared to white; the default throws recur::Error naming the env.
+  virtual RenderInfo render_info() const { return {}; }
+  virtual void draw(render::Canvas& canvas) const;
 
   // The RNG of reset distributions; its state is saved by checkpoints of env state.
   Rng& rng() { return rng_; }

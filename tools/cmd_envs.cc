@@ -1,4 +1,4 @@
-// `recur envs`: every registered env id with its spaces, time limit and threshold.
+// `recur envs`: every registered env id with its spaces, time limit, threshold and render size/fps.
 #include <fmt/format.h>
 
 #include <memory>
@@ -20,20 +20,26 @@ void add_envs_command(CLI::App& app, int& exit_code) {
           spec.max_episode_steps ? std::to_string(spec.max_episode_steps) : std::string("none");
       const std::string threshold =
           spec.reward_threshold ? fmt::format("{:g}", *spec.reward_threshold) : std::string("none");
+      const envs::RenderInfo render = env->render_info();
       if (*json) {
         fmt::print(
             "{{\"id\": \"{}\", \"family\": \"{}\", \"observation_space\": \"{}\", "
-            "\"action_space\": \"{}\", \"max_episode_steps\": {}, \"reward_threshold\": {}}}\n",
+            "\"action_space\": \"{}\", \"max_episode_steps\": {}, \"reward_threshold\": {}, "
+            "\"render_fps\": {}, \"render_width\": {}, \"render_height\": {}}}\n",
             spec.id, spec.family, env->observation_space().to_string(),
             env->action_space().to_string(), spec.max_episode_steps,
-            spec.reward_threshold ? fmt::format("{}", *spec.reward_threshold) : "null");
+            spec.reward_threshold ? fmt::format("{}", *spec.reward_threshold) : "null", render.fps,
+            render.width, render.height);
         continue;
       }
+      const std::string rendering =
+          render.renders() ? fmt::format("{}x{} at {} fps", render.width, render.height, render.fps)
+                           : std::string("none");
       fmt::print(
-          "{}  [{}]\n  {}\n  observation {}\n  action      {}\n  max steps {}, reward "
-          "threshold {}\n\n",
+          "{}  [{}]\n  {}\n  observation {}\n  action      {}\n  render      {}\n  max steps {}, "
+          "reward threshold {}\n\n",
           spec.id, spec.family, spec.summary, env->observation_space().to_string(),
-          env->action_space().to_string(), limit, threshold);
+          env->action_space().to_string(), rendering, limit, threshold);
     }
     if (!*json) fmt::print("{} environments\n", reg.specs().size());
     exit_code = 0;

@@ -6,6 +6,7 @@
 
 #include "core/numeric.h"
 #include "envs/classic/reset_bounds.h"
+#include "envs/render/canvas.h"
 
 namespace recur::envs {
 namespace {
@@ -106,6 +107,44 @@ void Acrobot::observe(std::span<float> obs) const {
   obs[3] = static_cast<float>(std::sin(s[1]));
   obs[4] = static_cast<float>(s[2]);
   obs[5] = static_cast<float>(s[3]);
+}
+
+RenderInfo Acrobot::render_info() const {
+  return {500, 500, 15};
+}
+
+void Acrobot::draw(render::Canvas& canvas) const {
+  using render::Vec2;
+  // Gymnasium's AcrobotEnv.render(), in its y-up pixel numbers.
+  constexpr double kLinkLength2 = 1.0;  // m (Gymnasium's LINK_LENGTH_2; the dynamics never use it)
+  constexpr double kBound = kLinkLength1 + kLinkLength2 + 0.2;
+  constexpr double kScale = 500 / (kBound * 2);  // px per m
+  constexpr double kOffset = 250;
+  const double t1 = state_[0], t12 = state_[0] + state_[1];
+
+  // The goal height (the tip one link above the pivot); pygame.draw.line truncates to int.
+  const double goal_y = std::trunc(kLinkLength1 * kScale + kOffset);
+  canvas.line(render::truncated({-kBound * kScale + kOffset, goal_y}),
+              render::truncated({kBound * kScale + kOffset, goal_y}), render::kBlack, 1);
+
+  // Joints (x, y) = (L sin, -L cos) summed down the chain; each link points at angle - pi/2.
+  const Vec2 joints[] = {
+      {0, 0}, {kLinkLength1 * std::sin(t1) * kScale, -kLinkLength1 * std::cos(t1) * kScale}};
+  const double angles[] = {t1 - kPi / 2, t12 - kPi / 2};
+  const double lengths[] = {kLinkLength1 * kScale, kLinkLength2 * kScale};
+  for (int i = 0; i < 2; ++i) {
+    const Vec2 at{joints[i].x + kOffset, joints[i].y + kOffset};
+    Vec2 link[] = {{0, -0.1 * kScale},
+                   {0, 0.1 * kScale},
+                   {lengths[i], 0.1 * kScale},
+                   {lengths[i], -0.1 * kScale}};
+    for (Vec2& p : link) {
+      const Vec2 r = render::rotated(p, angles[i]);
+      p = render::truncated({r.x + at.x, r.y + at.y});
+    }
+    canvas.fill_polygon(link, {0, 204, 204});
+    canvas.fill_circle(render::truncated(at), std::trunc(0.1 * kScale), {204, 204, 0});
+  }
 }
 
 }  // namespace recur::envs

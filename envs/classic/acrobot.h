@@ -24,6 +24,10 @@ class Acrobot final : public ArrayStateEnv<4> {
  public:
   explicit Acrobot(const AcrobotConfig& config = {});
 
+  // Gymnasium's rgb_array scene: 500x500 at 15 fps; both links, their joints and the goal line.
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "envs/classic/reset_bounds.h"
+#include "envs/render/canvas.h"
 
 namespace recur::envs {
 namespace {
@@ -72,6 +73,32 @@ Env::Outcome CartPole::step_impl(std::span<const float> action) {
 
 void CartPole::observe(std::span<float> obs) const {
   for (size_t i = 0; i < 4; ++i) obs[i] = static_cast<float>(state_[i]);
+}
+
+RenderInfo CartPole::render_info() const {
+  return {600, 400, 50};
+}
+
+void CartPole::draw(render::Canvas& canvas) const {
+  using render::Vec2;
+  // Gymnasium's CartPoleEnv.render(), in its y-up pixel numbers.
+  constexpr double kScale = 600 / (kXThreshold * 2);  // px per m
+  constexpr double kPoleLength = kScale * (2 * kHalfLength);
+  constexpr double kCartY = 100, kAxleOffset = 30 / 4.0;
+  const double cart_x = state_[0] * kScale + 600 / 2.0;
+
+  const Vec2 cart[] = {
+      render::truncated({cart_x - 25, kCartY - 15}), render::truncated({cart_x - 25, kCartY + 15}),
+      render::truncated({cart_x + 25, kCartY + 15}), render::truncated({cart_x + 25, kCartY - 15})};
+  Vec2 pole[] = {{-5, -5}, {-5, kPoleLength - 5}, {5, kPoleLength - 5}, {5, -5}};
+  for (Vec2& p : pole) {
+    const Vec2 r = render::rotated(p, -state_[2]);
+    p = render::truncated({r.x + cart_x, r.y + kCartY + kAxleOffset});
+  }
+  canvas.fill_polygon(cart, render::kBlack);
+  canvas.fill_polygon(pole, {202, 152, 101});
+  canvas.fill_circle(render::truncated({cart_x, kCartY + kAxleOffset}), 5, {129, 132, 203});
+  canvas.line({-1, kCartY}, {601, kCartY}, render::kBlack, 1);  // the track
 }
 
 }  // namespace recur::envs

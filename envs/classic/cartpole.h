@@ -24,6 +24,10 @@ class CartPole final : public ArrayStateEnv<4> {
  public:
   explicit CartPole(const CartPoleConfig& config = {});
 
+  // Gymnasium's rgb_array scene: 600x400 at 50 fps; the cart on its track, the pole, the axle.
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/numeric.h"
+#include "envs/classic/mountain_car.h"
 #include "envs/classic/reset_bounds.h"
 
 namespace recur::envs {
@@ -58,6 +59,14 @@ Env::Outcome ContinuousMountainCar::step_impl(std::span<const float> action) {
 void ContinuousMountainCar::observe(std::span<float> obs) const {
   obs[0] = static_cast<float>(state_[0]);
   obs[1] = static_cast<float>(state_[1]);
+}
+
+RenderInfo ContinuousMountainCar::render_info() const {
+  return {600, 400, 30};
+}
+
+void ContinuousMountainCar::draw(render::Canvas& canvas) const {
+  draw_mountain_car(canvas, state_[0], kGoalPosition);
 }
 
 }  // namespace recur::envs

@@ -27,6 +27,10 @@ class ContinuousMountainCar final : public ArrayStateEnv<2> {
  public:
   explicit ContinuousMountainCar(const ContinuousMountainCarConfig& config = {});
 
+  // Gymnasium's rgb_array scene: MountainCar's (600x400 at 30 fps) with the flag at 0.45.
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;

@@ -24,6 +24,10 @@ class MountainCar final : public ArrayStateEnv<2> {
  public:
   explicit MountainCar(const MountainCarConfig& config = {});
 
+  // Gymnasium's rgb_array scene: 600x400 at 30 fps; the hill, the car and the goal flag.
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;
@@ -32,5 +36,9 @@ class MountainCar final : public ArrayStateEnv<2> {
   MountainCarConfig config_;
   // state_ (from ArrayStateEnv): position, velocity
 };
+
+// The scene of both MountainCar envs (Gymnasium's MountainCarEnv.render(), which
+// Continuous_MountainCarEnv repeats): the hill, the car at `position`, the flag at `goal_position`.
+void draw_mountain_car(render::Canvas& canvas, double position, double goal_position);
 
 }  // namespace recur::envs

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <numbers>
+#include <optional>
 
 #include "core/options.h"
 #include "envs/classic/array_state_env.h"
@@ -26,6 +27,11 @@ class Pendulum final : public ArrayStateEnv<2> {
  public:
   explicit Pendulum(const PendulumConfig& config = {});
 
+  // Gymnasium's rgb_array scene: 500x500 at 30 fps; the rod and, after a step, an arrow for the
+  // last torque (clockwise for u < 0, counter-clockwise for u > 0, its size proportional to |u|).
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  private:
   void reset_impl(Rng& rng) override;
   Outcome step_impl(std::span<const float> action) override;
@@ -33,6 +39,9 @@ class Pendulum final : public ArrayStateEnv<2> {
 
   PendulumConfig config_;
   // state_ (from ArrayStateEnv): theta [rad], theta_dot [rad/s]
+  // The clipped torque of the last step, for the picture only (Gymnasium's last_u; none after
+  // reset). Not part of the state: set_state leaves it, as assigning Gymnasium's state does.
+  std::optional<float> last_u_;
 };
 
 }  // namespace recur::envs

@@ -41,6 +41,13 @@ class RepeatPrevious final : public Env {
   int state_size() const override { return num_cards() + 1; }
   void get_state(std::span<double> out) const override;
 
+  // A table of two cards, 600x400 at 4 fps (POPGym renders nothing; the fps is recur's choice,
+  // slow enough to read the suits): the newest card (what the agent sees now) and the card whose
+  // suit it must name next (k - 1 deals earlier; face down until k cards are dealt). Suits as
+  // POPGym orders them: 0 spades, 1 diamonds, 2 clubs, 3 hearts.
+  RenderInfo render_info() const override { return {600, 400, 4}; }
+  void draw(render::Canvas& canvas) const override;
+
  private:
   void set_state_impl(std::span<const double> state) override;
   void reset_impl(Rng& rng) override;

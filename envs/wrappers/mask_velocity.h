@@ -21,6 +21,10 @@ class MaskVelocity final : public Env {
   int state_size() const override { return inner_->state_size(); }
   void get_state(std::span<double> out) const override { inner_->get_state(out); }
 
+  // Masking hides observations only: the picture is the inner env's.
+  RenderInfo render_info() const override { return inner_->render_info(); }
+  void draw(render::Canvas& canvas) const override { inner_->draw(canvas); }
+
  private:
   void reset_impl(Rng& rng) override { forward_reset(*inner_, rng); }
   Outcome step_impl(std::span<const float> action) override {

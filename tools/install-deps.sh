@@ -9,6 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libeigen3-dev libbox2d-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev libcli11-dev
   nlohmann-json3-dev
+  libcairo2-dev libhdf5-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
 )
 
 missing=()

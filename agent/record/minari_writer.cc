@@ -389,7 +389,6 @@ std::string MinariWriter::commit() {
     key("algorithm_name", python_json_string(info_.algorithm_name));
   if (!info_.description.empty()) key("description", python_json_string(info_.description));
   key("minari_version", python_json_string(kMinariVersion));
-  if (!env_spec.empty()) key("eval_env_spec", python_json_string(env_spec));
   key("requirements", "[\"gymnasium>=1.0\"]");
   // Minari's get_size(): every file under data/, in MB (10^6 bytes), rounded to 0.1.
   std::error_code ec;

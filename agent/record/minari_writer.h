@@ -60,7 +60,7 @@ struct DatasetInfo {
   int max_episode_steps = 0;  // the time limit used; 0 = none
   std::optional<double> reward_threshold;
   // Gymnasium entry point when the env is a Gymnasium env (gymnasium_entry_point(env_id)), else
-  // empty: env_spec (and eval_env_spec) are then omitted.
+  // empty: env_spec is then omitted.
   std::string env_entry_point;
 
   // Extra metadata; empty strings are left out of metadata.json (as Minari leaves out None).

@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include "agent/config_yaml.h"
 #include "agent/evaluator.h"
+#include "agent/record/minari_writer.h"
 #include "agent/record/video_writer.h"
 #include "agent/train_job.h"
 #include "agent/trainer.h"
@@ -323,5 +325,70 @@ TEST_CASE("run.video_every_evals films evaluations and leaves training unchanged
     CHECK(rec::probe_video(path.string()).frames >= 2);
   }
   CHECK_FALSE(std::filesystem::exists(plain.run_dir / "videos"));
+  std::filesystem::remove_all(dir);
+}
+
+// Not asserted (timings vary by machine): where recording's time goes next to evaluation, and
+// the frame rate of filming (render + encode on this thread).
+TEST_CASE("recording throughput next to the evaluator (printed, not asserted)") {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  agent::PolicyConfig pc;  // configs/cartpole.yaml's policy: LSTM 64, no encoder
+  pc.encoder = {};
+  pc.activation = "relu";
+  const auto env = envs::make("Pendulum-v1");  // 200 steps per episode, whatever the policy
+  const auto spec = agent::make_policy_spec(pc, env->observation_space(), env->action_space());
+  Rng rng(3);
+  const auto tensors = policy::init_policy(spec, rng);
+  const int episodes = 50;
+  std::string line;
+  for (const int num_envs : {4, 1}) {
+    agent::EvalConfig e;
+    e.env_id = "Pendulum-v1";
+    e.episodes = episodes;
+    e.num_envs = num_envs;
+    e.seed = 1;
+    const auto t0 = Clock::now();
+    agent::evaluate_policy(spec, tensors, e);
+    line += fmt::format("evaluate_policy {} envs {:.1f} ms; ", num_envs, 1e3 * seconds(t0));
+  }
+  rec::RecordConfig c = config_for("Pendulum-v1", episodes, 1);
+  {
+    rec::Recorder recorder(c, spec, tensors);
+    const auto t0 = Clock::now();
+    recorder.run({});
+    line += fmt::format("Recorder without a sink {:.1f} ms; ", 1e3 * seconds(t0));
+  }
+  const auto dir = temp_dir("recur_recorder_speed_test");
+  {
+    rec::Recorder recorder(c, spec, tensors);
+    rec::DatasetInfo info;
+    info.dataset_id = "recur/pendulum/speed-v0";
+    info.env_id = "Pendulum-v1";
+    info.observation_space = recorder.env().observation_space();
+    info.action_space = recorder.env().action_space();
+    const auto t0 = Clock::now();
+    rec::MinariWriter writer(dir.string(), info);
+    recorder.run([&](const rec::Episode& ep) { writer.add(ep); });
+    writer.commit();
+    line += fmt::format("Recorder + MinariWriter {:.1f} ms ({} steps)", 1e3 * seconds(t0),
+                        writer.steps());
+  }
+  MESSAGE(line);
+  // Filming: CartPole at 600x400, N+1 frames rendered and encoded.
+  rec::Recorder cartpole(config_for("CartPole-v1", 1, 0));
+  int frames = 0;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 5; ++i)
+    frames += cartpole.record_episode(i, (dir / "v.mp4").string()).steps() + 1;
+  const double filmed = seconds(t0);
+  const auto t1 = Clock::now();
+  for (int i = 0; i < 5; ++i) cartpole.record_episode(i);
+  const double plain = seconds(t1);
+  MESSAGE("filming CartPole-v1 600x400: " << frames << " frames in " << filmed
+                                          << " s = " << frames / (filmed - plain)
+                                          << " frames/s rendered + encoded (one thread)");
   std::filesystem::remove_all(dir);
 }

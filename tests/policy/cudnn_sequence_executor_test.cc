@@ -273,7 +273,8 @@ TEST_CASE("cudnn sequence executor persist_small_h equals standard") {
     // log printed "ran 0x5569ae94d9df").
     const std::string ran =
         persist.last_algo() == RnnAlgo::kPersistSmallH ? "persist_small_h" : "standard";
-    MESSAGE(std::string(to_string(cell)) + ": persist_small_h executor ran " + ran);
+    const std::string line = std::string(to_string(cell)) + ": persist_small_h executor ran " + ran;
+    MESSAGE(line);
     CHECK(rel_err(q.y, s.y) <= 1e-5);
     CHECK(rel_err(q.final_state, s.final_state) <= 1e-5);
     CHECK(rel_err(q.dx, s.dx) <= 1e-5);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prepares the GPU verification of recur for a lent device machine (../shared/docs/GPU.md):
 # builds the tests and the `recur` binary for Hopper in build-device/ (portable x86-64-v3 host
-# code, no -march=native: the device's CPU is not this one), bundles them with their libraries
+# code, no -march=native: the device's CPU is not this one; -DRECUR_RECORDING=OFF: Debian's FFmpeg
+# with its codec libraries is ~180 MiB, the device carry 64 MiB, and recording needs no GPU),
+# bundles them with their libraries
 # into .devbundle/ (ignored by .gitignore) and prints the device command: tools/gpu-run.sh, which
 # runs every GPU test case in its own process, compute-sanitizer, the benchmarks and end-to-end
 # training runs inside the run tool's 10 minutes.
@@ -13,7 +15,7 @@
 # figures in docs/PERFORMANCE.md with the device, driver and cuDNN version info.txt prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DRECUR_CUDA=ON \
+cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DRECUR_CUDA=ON -DRECUR_RECORDING=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DRECUR_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3
 cmake --build build-device -j"$(nproc)" --target recur_tests recur
 ../shared/tools/device-bundle.sh .devbundle build-device/tests/recur_tests build-device/tools/recur

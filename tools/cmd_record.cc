@@ -4,6 +4,7 @@
 // written; the dataset appears under its final name only when every episode is in it.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -245,16 +246,21 @@ void add_record_command(CLI::App& app, int& exit_code) {
       dataset.clear();
     }
     if (a.json) {
-      std::vector<std::string> videos;
-      for (const auto& v : s.videos) videos.push_back(fmt::format("\"{}\"", v));
-      fmt::print(
-          "{{\"dataset_id\": \"{}\", \"dataset\": \"{}\", \"d4rl\": \"{}\", \"env_id\": "
-          "\"{}\", \"episodes\": {}, \"steps\": {}, \"seed\": {}, \"deterministic\": {}, "
-          "\"return_mean\": {:.17g}, \"return_std\": {:.17g}, \"returns\": [{:.17g}], "
-          "\"lengths\": [{}], \"videos\": [{}]}}\n",
-          a.dataset_id, dataset, d4rl, env.id(), s.returns.size(), s.steps, a.seed,
-          rc.deterministic, s.mean_return(), s.std_return(), fmt::join(s.returns, ", "),
-          fmt::join(s.lengths, ", "), fmt::join(videos, ", "));
+      nlohmann::ordered_json j;
+      j["dataset_id"] = a.dataset_id;
+      j["dataset"] = dataset;
+      j["d4rl"] = d4rl;
+      j["env_id"] = env.id();
+      j["episodes"] = s.returns.size();
+      j["steps"] = s.steps;
+      j["seed"] = a.seed;
+      j["deterministic"] = rc.deterministic;
+      j["return_mean"] = s.mean_return();
+      j["return_std"] = s.std_return();
+      j["returns"] = s.returns;  // doubles print so that they read back exactly
+      j["lengths"] = s.lengths;
+      j["videos"] = s.videos;
+      fmt::print("{}\n", j.dump());
     } else {
       const std::string files = a.format == "minari" ? dataset
                                 : a.format == "d4rl" ? d4rl

@@ -11,6 +11,7 @@
 #include <memory>
 #include <system_error>
 
+#include "agent/record/background_sink.h"
 #include "agent/record/minari_writer.h"
 #include "agent/record/recorder.h"
 #include "core/error.h"
@@ -229,7 +230,12 @@ void add_record_command(CLI::App& app, int& exit_code) {
     try {
       if (!a.video.dir.empty()) prepare_output_dir(a.video.dir, "--video");
       writer = std::make_unique<rec::MinariWriter>(root, info);  // refuses an existing id
-      s = recorder->run([&](const rec::Episode& e) { writer->add(e); });
+      {
+        // HDF5 writes on their own thread, overlapping the next episode's recording.
+        rec::BackgroundSink sink([&](const rec::Episode& e) { writer->add(e); });
+        s = recorder->run([&](const rec::Episode& e) { sink.push(e); });
+        sink.finish();
+      }
       dataset = writer->commit();
     } catch (...) {
       std::error_code ec;

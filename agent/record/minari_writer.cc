@@ -258,7 +258,8 @@ void MinariWriter::add(const Episode& ep) {
 
 namespace {
 std::string string_list(const std::string& item) {
-  return item.empty() ? "[]" : "[" + python_json_string(item) + "]";
+  // fmt, not "[" + s + "]": GCC 12's -Wrestrict misfires on that concatenation at -O2.
+  return item.empty() ? std::string("[]") : fmt::format("[{}]", python_json_string(item));
 }
 }  // namespace
 

@@ -75,7 +75,7 @@ VideoWriter::VideoWriter(const std::string& path, int width, int height, int fps
     if (format_->oformat->flags & AVFMT_GLOBALHEADER)
       encoder_->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     if (codec_ == "libx264") {
-      av_opt_set(encoder_->priv_data, "preset", "veryfast", 0);
+      av_opt_set(encoder_->priv_data, "preset", "ultrafast", 0);  // why: video_writer.h
       av_opt_set(encoder_->priv_data, "crf", "23", 0);
     } else {
       // mpeg4 has no crf: a fixed quantiser (2 best .. 31 worst) gives comparable quality.

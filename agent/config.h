@@ -85,6 +85,9 @@ struct RunConfig {
   // Every K-th evaluation (and the final one) films its first episode into
   // <run>/videos/rl-video-eval-<env_steps>.mp4 (0 = no videos).
   int video_every_evals = 0;
+  // TensorBoard event files in <run>/tb/: every progress.csv row as scalars under
+  // Stable-Baselines3's tags, evaluations under eval/ (docs/CONFIG.md lists them).
+  bool tensorboard = true;
 
   bool operator==(const RunConfig&) const = default;
 };

@@ -12,6 +12,7 @@
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"
 #include "agent/run/run_dir.h"
+#include "agent/run/tensorboard.h"
 #include "agent/trainer.h"
 #include "core/error.h"
 #include "policy/policy_checkpoint.h"
@@ -92,6 +93,9 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                              : CsvLog::create(dir.eval_csv(), kEvalColumns);
   MonitorLog monitor = resuming ? MonitorLog::open_for_resume(dir.monitor_csv(), episodes)
                                 : MonitorLog::create(dir.monitor_csv(), config.env.id);
+  // A resume opens a new event file beside the old ones; TensorBoard merges them.
+  std::optional<TensorBoardWriter> tb;
+  if (config.run.tensorboard) tb.emplace(dir.path() / "tb");
 
   const std::map<std::string, std::string> meta = {
       {kMetaEnvId, config.env.id}, {kMetaEnvOptions, join_options(config.env.options)}};
@@ -132,6 +136,12 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     eval_log.row(trainer.env_steps(), r.mean_return(), r.std_return(), r.mean_length(),
                  static_cast<int64_t>(r.returns.size()));
     ++eval_rows;
+    if (tb) {
+      tb->scalar("eval/mean_reward", r.mean_return(), trainer.env_steps());
+      tb->scalar("eval/std_reward", r.std_return(), trainer.env_steps());
+      tb->scalar("eval/mean_ep_length", r.mean_length(), trainer.env_steps());
+      tb->flush();
+    }
     // run.video_every_evals: every K-th evaluation and the final one film an episode (own RNG).
     const int k = config.run.video_every_evals;
     if (k > 0 && (final_eval || eval_rows % k == 0))
@@ -178,6 +188,29 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                  u.learning_rate, u.grad_norm, static_cast<int64_t>(u.skipped), it.act_seconds,
                  it.learn_seconds);
     ++progress_rows;
+    if (tb) {
+      // progress.csv's row under Stable-Baselines3's tags (SB3's entropy_loss is -entropy).
+      const int64_t s = it.env_steps;
+      if (rmean) {
+        tb->scalar("rollout/ep_rew_mean", *rmean, s);
+        tb->scalar("rollout/ep_len_mean", *lmean, s);
+        tb->scalar("recur/ep_rew_min", *rmin, s);
+        tb->scalar("recur/ep_rew_max", *rmax, s);
+      }
+      tb->scalar("train/policy_gradient_loss", u.policy_loss, s);
+      tb->scalar("train/value_loss", u.value_loss, s);
+      tb->scalar("train/entropy_loss", -u.entropy, s);
+      tb->scalar("train/approx_kl", u.approx_kl, s);
+      tb->scalar("train/clip_fraction", u.clip_fraction, s);
+      tb->scalar("train/explained_variance", u.explained_variance, s);
+      tb->scalar("train/learning_rate", u.learning_rate, s);
+      tb->scalar("time/fps", fps, s);
+      tb->scalar("recur/grad_norm", u.grad_norm, s);
+      tb->scalar("recur/skipped_minibatches", u.skipped, s);
+      tb->scalar("recur/act_time_s", it.act_seconds, s);
+      tb->scalar("recur/learn_time_s", it.learn_seconds, s);
+      tb->flush();
+    }
     if (elapsed - last_print >= 2.0 || trainer.done()) {
       spdlog::info("{}",
                    progress_line({it.env_steps, config.run.total_env_steps, fps, rmean, elapsed}));

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "agent/config_yaml.h"
+#include "agent/run/tensorboard.h"
 #include "policy/policy_checkpoint.h"
 #include "tests/gpu_skip.h"
 
@@ -99,6 +101,61 @@ TEST_CASE("same seed and config give identical progress rows except timing") {
   c2.run.seed = 1;
   const auto d = agent::run_train_job(c2, agent::to_yaml(c2), named("d"));
   CHECK(progress_without_timing(d.run_dir) != ra);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a training run writes TensorBoard scalars equal to its CSV logs") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("recur_train_tb_test." + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto c = small_config(dir.string());
+  const auto r = agent::run_train_job(c, agent::to_yaml(c), named("tb"));
+  const auto scalars = agent::read_tensorboard_scalars(r.run_dir / "tb");
+  auto series = [&](const std::string& tag) {
+    std::vector<std::pair<int64_t, float>> out;
+    for (const auto& e : scalars)
+      if (e.tag == tag) out.emplace_back(e.step, e.value);
+    return out;
+  };
+  // progress.csv: one row per update; its env_steps and value_loss columns.
+  std::ifstream in(r.run_dir / "progress.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  {
+    std::stringstream ss(line);
+    for (std::string h; std::getline(ss, h, ',');) header.push_back(h);
+  }
+  const auto col = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  std::vector<std::pair<int64_t, float>> csv_value_loss;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) cells.push_back(x);
+    csv_value_loss.emplace_back(std::stoll(cells[col("env_steps")]),
+                                std::stof(cells[col("value_loss")]));
+  }
+  const auto tb_value_loss = series("train/value_loss");
+  REQUIRE(tb_value_loss.size() == csv_value_loss.size());
+  for (size_t i = 0; i < csv_value_loss.size(); ++i) {
+    CHECK(tb_value_loss[i].first == csv_value_loss[i].first);
+    CHECK(tb_value_loss[i].second == doctest::Approx(csv_value_loss[i].second).epsilon(1e-5));
+  }
+  for (const char* tag :
+       {"rollout/ep_rew_mean", "rollout/ep_len_mean", "train/policy_gradient_loss",
+        "train/entropy_loss", "train/approx_kl", "train/clip_fraction", "train/explained_variance",
+        "train/learning_rate", "time/fps", "recur/grad_norm"})
+    CHECK_MESSAGE(!series(tag).empty(), tag);
+  // Evaluations: the periodic ones and the final one, as eval.csv.
+  const auto ev = series("eval/mean_reward");
+  REQUIRE(!ev.empty());
+  CHECK(ev.back().second == doctest::Approx(r.final_eval.mean_return()).epsilon(1e-6));
+  // Off: no tb/ at all.
+  c.run.tensorboard = false;
+  const auto off = agent::run_train_job(c, agent::to_yaml(c), named("notb"));
+  CHECK(!std::filesystem::exists(off.run_dir / "tb"));
   std::filesystem::remove_all(dir);
 }
 

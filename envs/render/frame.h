@@ -20,7 +20,9 @@ struct Frame {
   std::span<const uint8_t> row(int y) const {
     return {pixels.data() + static_cast<size_t>(y) * width * 3, static_cast<size_t>(width) * 3};
   }
-  const uint8_t* at(int x, int y) const { return pixels.data() + (static_cast<size_t>(y) * width + x) * 3; }
+  const uint8_t* at(int x, int y) const {
+    return pixels.data() + (static_cast<size_t>(y) * width + x) * 3;
+  }
   bool empty() const { return pixels.empty(); }
 };
 

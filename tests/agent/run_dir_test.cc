@@ -14,50 +14,20 @@
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"
 #include "core/error.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur::agent;
 
-namespace {
+using recur::test::error_of;
+using recur::test::read_all;
+using recur::test::TempDir;
+using recur::test::write_all;
 
-// A fresh, empty directory under the system temp dir, removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("recur_run_dir_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_all(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const recur::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("RunDir creates a timestamped directory and never reuses one") {
-  TempDir tmp;
+  TempDir tmp("run_dir_test");
   const auto now = std::chrono::system_clock::now();
   const RunDir a = RunDir::create(tmp.path / "runs", "cartpole", now);
   const RunDir b = RunDir::create(tmp.path / "runs", "cartpole", now);
@@ -83,7 +53,7 @@ TEST_CASE("RunDir creates a timestamped directory and never reuses one") {
 }
 
 TEST_CASE("RunDir writes config.yaml and opens only run directories") {
-  TempDir tmp;
+  TempDir tmp("run_dir_test");
   const RunDir run = RunDir::create(tmp.path, "x");
   // Not a run directory until config.yaml is there.
   const std::string msg = error_of([&] { RunDir::open(run.path()); });
@@ -106,7 +76,7 @@ TEST_CASE("RunDir writes config.yaml and opens only run directories") {
 }
 
 TEST_CASE("CsvLog writes the header and round-trippable rows") {
-  TempDir tmp;
+  TempDir tmp("run_dir_test");
   const fs::path p = tmp.path / "progress.csv";
   {
     CsvLog log = CsvLog::create(p, {"env_steps", "return_mean", "note", "lr"});
@@ -129,7 +99,7 @@ TEST_CASE("CsvLog writes the header and round-trippable rows") {
 }
 
 TEST_CASE("CsvLog resume keeps the rows before the checkpoint and appends") {
-  TempDir tmp;
+  TempDir tmp("run_dir_test");
   const fs::path p = tmp.path / "eval.csv";
   const std::vector<std::string> header = {"env_steps", "name"};
   {
@@ -177,7 +147,7 @@ TEST_CASE("python_round6_repr prints floats as Python repr of round to 6 digits"
 }
 
 TEST_CASE("MonitorLog writes the SB3 Monitor format") {
-  TempDir tmp;
+  TempDir tmp("run_dir_test");
   const fs::path p = tmp.path / "monitor.csv";
   const double before =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

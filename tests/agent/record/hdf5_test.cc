@@ -11,38 +11,18 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur::agent::record;
 
-namespace {
+using recur::test::error_of;
+using recur::test::TempDir;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("recur_hdf5_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const recur::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("hdf5: datasets and attributes round trip with h5py's types") {
-  TempDir tmp;
+  TempDir tmp("hdf5_test");
   const fs::path path = tmp.path / "t.hdf5";
   {
     H5File f = H5File::create(path, /*track_order=*/true);
@@ -127,7 +107,7 @@ TEST_CASE("hdf5: datasets and attributes round trip with h5py's types") {
 }
 
 TEST_CASE("hdf5: errors name the file and the object") {
-  TempDir tmp;
+  TempDir tmp("hdf5_test");
   const std::string missing = (tmp.path / "missing.hdf5").string();
   std::string e = error_of([&] { H5File::open_read(missing); });
   CHECK(e.find(missing) != std::string::npos);

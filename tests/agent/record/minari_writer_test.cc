@@ -25,41 +25,18 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "envs/registry.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur;
 using namespace recur::agent::record;
 
+using recur::test::error_of;
+using recur::test::read_all;
+using recur::test::TempDir;
+using recur::test::write_all;
+
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("recur_minari_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const recur::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 const float kInf = std::numeric_limits<float>::infinity();
 
@@ -139,7 +116,7 @@ TEST_CASE("minari: default datasets root") {
 }
 
 TEST_CASE("minari: a dataset of three episodes reads back with Minari's layout") {
-  TempDir tmp;
+  TempDir tmp("minari_test");
   DatasetInfo info = cartpole_info("recur/cartpole/test-v0");
   info.recur_policy_json = R"({"cell": "lstm", "hidden": 8})";
   info.author_email = "recur@example.org";
@@ -274,7 +251,7 @@ TEST_CASE("minari: a dataset of three episodes reads back with Minari's layout")
 }
 
 TEST_CASE("minari: Box actions, no env_spec for recur-only envs, optional keys left out") {
-  TempDir tmp;
+  TempDir tmp("minari_test");
   DatasetInfo info;
   info.dataset_id = "pendulum-novel-v3";
   info.env_id = "PendulumNoVel-v1";
@@ -298,7 +275,7 @@ TEST_CASE("minari: Box actions, no env_spec for recur-only envs, optional keys l
 }
 
 TEST_CASE("minari: bad episodes are refused before anything is written") {
-  TempDir tmp;
+  TempDir tmp("minari_test");
   MinariWriter w(tmp.path.string(), cartpole_info("bad-v0"));
   Episode ok = synthetic_episode(0, 3, 4, 1, 0, true, true);
   Episode e = ok;
@@ -330,7 +307,7 @@ TEST_CASE("minari: bad episodes are refused before anything is written") {
 }
 
 TEST_CASE("minari: existing datasets, overwrite, abandoned writers, unwritable roots") {
-  TempDir tmp;
+  TempDir tmp("minari_test");
   const std::string root = tmp.path.string();
   const fs::path dir = tmp.path / "recur/cartpole/x-v0";
   {
@@ -397,7 +374,7 @@ TEST_CASE("minari: existing datasets, overwrite, abandoned writers, unwritable r
 }
 
 TEST_CASE("minari: the D4RL file beside data/") {
-  TempDir tmp;
+  TempDir tmp("minari_test");
   DatasetInfo info = cartpole_info("d4rl-test-v0");
   info.write_d4rl = true;
   MinariWriter w(tmp.path.string(), info);
@@ -447,7 +424,7 @@ TEST_CASE("minari: CartPole rollouts with recurrent state") {
   // Random-policy CartPole episodes with a fake recurrent state, written to a temp root, or to
   // $RECUR_KEEP_MINARI_DATASET (kept) for loading with Python's minari.
   const char* keep = std::getenv("RECUR_KEEP_MINARI_DATASET");
-  TempDir tmp;
+  TempDir tmp("minari_test");
   const std::string root = keep && *keep ? keep : tmp.path.string();
   DatasetInfo info = cartpole_info("recur/cartpole/random-v0");
   info.overwrite = true;

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "tests/temp_dir.h"
 
 extern "C" {
 #include <libavutil/pixfmt.h>
@@ -26,29 +27,10 @@ namespace fs = std::filesystem;
 using namespace recur;
 using namespace recur::agent::record;
 
+using recur::test::error_of;
+using recur::test::TempDir;
+
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("recur_video_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const recur::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // A white frame with a dark box that moves with t (like a cart on a track).
 envs::render::Frame test_frame(int width, int height, int t) {
@@ -70,7 +52,7 @@ envs::render::Frame test_frame(int width, int height, int t) {
 }  // namespace
 
 TEST_CASE("video: 25 frames at 50 fps round trip") {
-  TempDir tmp;
+  TempDir tmp("video_test");
   const std::string path = (tmp.path / video_file_name("rl-video", 0)).string();
   CHECK(fs::path(path).filename() == "rl-video-episode-0.mp4");
   std::string codec;
@@ -95,7 +77,7 @@ TEST_CASE("video: 25 frames at 50 fps round trip") {
 }
 
 TEST_CASE("video: the destructor finishes a file that was not closed") {
-  TempDir tmp;
+  TempDir tmp("video_test");
   const std::string path = (tmp.path / "unclosed.mp4").string();
   {
     VideoWriter v(path, 32, 32, 15);
@@ -107,7 +89,7 @@ TEST_CASE("video: the destructor finishes a file that was not closed") {
 }
 
 TEST_CASE("video: wrong frame sizes, odd sizes, unwritable directories, bad files") {
-  TempDir tmp;
+  TempDir tmp("video_test");
   const std::string path = (tmp.path / "v.mp4").string();
   {
     VideoWriter v(path, 64, 48, 30);
@@ -200,7 +182,7 @@ TEST_CASE("video: encode throughput at 600x400 (printed, not asserted)") {
   // muxing. RECUR_VIDEO_BENCH_FRAMES overrides the count (default 200: quick in the suite).
   const char* env = std::getenv("RECUR_VIDEO_BENCH_FRAMES");
   const int n = env ? std::max(1, std::atoi(env)) : 200;
-  TempDir tmp;
+  TempDir tmp("video_test");
   std::vector<envs::render::Frame> frames;
   for (int t = 0; t < 50; ++t) frames.push_back(test_frame(600, 400, t));
   const std::string path = (tmp.path / "bench.mp4").string();

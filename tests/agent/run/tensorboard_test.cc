@@ -13,48 +13,17 @@
 
 #include "core/error.h"
 #include "tests/alloc_counter.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur::agent;
 
+using recur::test::error_of;
+using recur::test::read_all;
+using recur::test::TempDir;
+using recur::test::write_all;
+
 namespace {
-
-// A fresh directory under the system temp dir, removed at scope exit unless `keep`.
-struct TempDir {
-  fs::path path;
-  bool keep = false;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("recur_tensorboard_test_" + std::to_string(::getpid()) +
-                                        "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    if (!keep) fs::remove_all(path);
-  }
-};
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_all(const fs::path& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const recur::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string from_hex(std::string_view hex) {
   std::string out;
@@ -95,7 +64,7 @@ float value_of(size_t tag, int update) {
 
 TEST_CASE("tensorboard: scalars written are read back, while the writer is still open") {
   // RECUR_KEEP_TB=<dir>: the file is written there and kept (tools/check_tensorboard.py reads it).
-  TempDir tmp;
+  TempDir tmp("tensorboard_test");
   fs::path dir = tmp.path / "tb";
   if (const char* keep = std::getenv("RECUR_KEEP_TB"); keep != nullptr && *keep != '\0') dir = keep;
 
@@ -138,7 +107,7 @@ TEST_CASE("tensorboard: scalars written are read back, while the writer is still
 }
 
 TEST_CASE("tensorboard: the bytes follow TensorFlow's record format and field numbers") {
-  TempDir tmp;
+  TempDir tmp("tensorboard_test");
   fs::path file;
   {
     TensorBoardWriter tb(tmp.path);
@@ -182,7 +151,7 @@ TEST_CASE("tensorboard: a file written by TensorBoard's own Python writer is rea
       "72626f6172642e73756d6d6172792e7772697465722e6576656e745f66696c655f7772697465728edaf5a62a00"
       "000000000000ae8d91f50900002040fc54d9411080102a1c0a1a0a13726f6c6c6f75742f65705f7265775f6d65"
       "616e150000ac4194f1319b");
-  TempDir tmp;
+  TempDir tmp("tensorboard_test");
   const fs::path file = tmp.path / "events.out.tfevents.1700000000.host.1.0";
   write_all(file, bytes);
   const std::vector<ScalarEvent> got = read_tensorboard_scalars(file);
@@ -194,7 +163,7 @@ TEST_CASE("tensorboard: a file written by TensorBoard's own Python writer is rea
 }
 
 TEST_CASE("tensorboard: corrupt and truncated records are refused, naming file and offset") {
-  TempDir tmp;
+  TempDir tmp("tensorboard_test");
   fs::path file;
   {
     TensorBoardWriter tb(tmp.path);
@@ -263,7 +232,7 @@ TEST_CASE("tensorboard: crc32c known answer and TFRecord's mask") {
 }
 
 TEST_CASE("tensorboard: a directory that cannot be made is a recur::Error naming it") {
-  TempDir tmp;
+  TempDir tmp("tensorboard_test");
   write_all(tmp.path / "file", "x");  // a file where a directory should be: fails even as root
   const fs::path dir = tmp.path / "file" / "tb";
   const std::string e = error_of([&] { TensorBoardWriter tb(dir); });
@@ -280,7 +249,7 @@ TEST_CASE("tensorboard: logging a scalar allocates nothing once warm") {
     MESSAGE("[skip] allocation counting is off in sanitizer builds");
     return;
   }
-  TempDir tmp;
+  TempDir tmp("tensorboard_test");
   TensorBoardWriter tb(tmp.path);
   // Warm-up: the longest tag sizes the reused tag string, one update's scalars size the buffer.
   for (size_t t = 0; t < kTags.size(); ++t) tb.scalar(kTags[t], 1.0, 1);
@@ -294,7 +263,7 @@ TEST_CASE("tensorboard: logging a scalar allocates nothing once warm") {
 }
 
 TEST_CASE("tensorboard: a second writer in the same directory (a resumed run) opens its own file") {
-  TempDir tmp;
+  TempDir tmp("tensorboard_test");
   fs::path first, second;
   {
     TensorBoardWriter a(tmp.path);

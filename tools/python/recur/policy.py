@@ -1,0 +1,153 @@
+"""A trained recur policy in Python: :class:`Policy` (load a checkpoint, act on batches with the
+recurrent state passed in and out) and :func:`evaluate` (``recur eval`` as a call)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from . import _recur
+
+
+class Policy:
+    """A checkpoint's policy (encoder, LSTM/GRU core, heads, observation normalizer), acting the
+    way ``recur eval`` acts: the same C++ PolicyActor, on ``"cpu"`` or ``"cuda"``.
+
+    The recurrent state lives with the caller: ``initial_state(n)`` gives zeros of shape
+    ``(n, state_size)`` (per row: the actor core's h then c of every layer, then the critic
+    core's when it has its own), and ``act`` returns the next one. Where ``episode_start[i]`` is
+    set, row i's state is zeroed before the step (pass ``terminations | truncations`` of the
+    previous vector step, and all ones on the first).
+
+    Sampling draws from one generator seeded as ``recur eval --seed S`` seeds its own, so a loop
+    over ``recur.make_vec(env, n, seed=S)`` with ``Policy.load(ckpt, seed=S)`` reproduces
+    ``recur eval --seed S --num-envs n`` step for step, stochastic or deterministic.
+    """
+
+    def __init__(self, core: "_recur.Policy"):
+        self._core = core
+
+    @classmethod
+    def load(
+        cls, checkpoint: str | os.PathLike, device: str = "cpu", seed: int | None = None
+    ) -> "Policy":
+        """``checkpoint``: a run directory of ``recur train`` (its best, else latest checkpoint)
+        or a ``.safetensors`` checkpoint file. ``device``: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+        ``seed``: the sampling stream (None: a random one)."""
+        return cls(_recur.Policy(os.fspath(checkpoint), device, seed))
+
+    @property
+    def path(self) -> str:
+        """The checkpoint file that was loaded."""
+        return self._core.path
+
+    @property
+    def env_id(self) -> str:
+        """The env the policy was trained on ('' when the checkpoint does not record it)."""
+        return self._core.env_id
+
+    @property
+    def env_options(self) -> dict[str, str]:
+        """The env options of the training run: ``recur.make_vec(p.env_id, n, **p.env_options)``."""
+        return dict(self._core.env_options)
+
+    @property
+    def device(self) -> str:
+        return self._core.device
+
+    @property
+    def obs_dim(self) -> int:
+        return self._core.obs_dim
+
+    @property
+    def state_size(self) -> int:
+        return self._core.state_size
+
+    @property
+    def discrete(self) -> bool:
+        return self._core.discrete
+
+    @property
+    def action_dim(self) -> int:
+        """Discrete: the number of actions; continuous: the action vector's size."""
+        return self._core.action_dim
+
+    @property
+    def spec(self) -> dict[str, str]:
+        """The network's shape as the checkpoint stores it (policy.* and core.* keys)."""
+        return dict(self._core.spec)
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        return dict(self._core.metadata)
+
+    def initial_state(self, n: int) -> np.ndarray:
+        """Zero state for ``n`` envs: float32 ``(n, state_size)``."""
+        return np.zeros((n, self.state_size), dtype=np.float32)
+
+    def act(
+        self,
+        obs,
+        state,
+        episode_start=None,
+        deterministic: bool = False,
+        *,
+        return_info: bool = False,
+    ):
+        """One step for a batch of ``n`` envs.
+
+        obs: ``(n, obs_dim)`` raw observations (the policy normalizes them itself); state:
+        ``(n, state_size)``; episode_start: ``(n,)`` bools (None: no resets).
+        Returns ``(actions, new_state)``: int64 ``(n,)`` for a discrete action space, float32
+        ``(n, action_dim)`` for a continuous one (unclipped Gaussian samples, as the env takes
+        them); with ``return_info=True`` also ``{"log_prob": (n,), "value": (n,)}``.
+        """
+        obs = np.ascontiguousarray(obs, dtype=np.float32)
+        if obs.ndim != 2:
+            raise ValueError(
+                f"act: obs must be a batch (n, obs_dim) = (n, {self.obs_dim}); got shape "
+                f"{obs.shape} (a single observation is obs[None])"
+            )
+        n = obs.shape[0]
+        state = np.ascontiguousarray(state, dtype=np.float32)
+        if episode_start is None:
+            starts = np.zeros(n, dtype=np.uint8)
+        else:
+            starts = np.ascontiguousarray(episode_start, dtype=np.bool_).view(np.uint8)
+        width = 1 if self.discrete else self.action_dim
+        actions = np.empty((n, width), dtype=np.float32)
+        new_state = np.empty((n, self.state_size), dtype=np.float32)
+        log_probs = np.empty(n, dtype=np.float32)
+        values = np.empty(n, dtype=np.float32)
+        self._core.act(
+            n, obs, state, starts, bool(deterministic), actions, new_state, log_probs, values
+        )
+        out_actions = actions[:, 0].astype(np.int64) if self.discrete else actions
+        if return_info:
+            return out_actions, new_state, {"log_prob": log_probs, "value": values}
+        return out_actions, new_state
+
+    def __repr__(self) -> str:
+        return (
+            f"Policy({self.path!r}, env={self.env_id!r}, device={self.device!r}, "
+            f"state_size={self.state_size})"
+        )
+
+
+def evaluate(
+    checkpoint: str | os.PathLike,
+    episodes: int = 10,
+    *,
+    seed: int = 12345,
+    num_envs: int = 4,
+    deterministic: bool = False,
+    env_id: str | None = None,
+    device: str = "cpu",
+) -> dict[str, Any]:
+    """``recur eval CHECKPOINT`` as a call (same defaults): returns ``returns``, ``lengths``,
+    ``return_mean``, ``return_std``, ``length_mean``, ``checkpoint`` and ``env_id``."""
+    return _recur.evaluate(
+        os.fspath(checkpoint), episodes, seed, num_envs, deterministic, env_id, device
+    )

@@ -1,0 +1,70 @@
+"""``recur train`` as a call: :func:`train`."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any, Iterable, Mapping
+
+from . import _recur
+
+
+def yaml_value(value: Any) -> str:
+    """A Python value as the YAML scalar or flow collection that ``--set key=value`` takes."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(yaml_value(v) for v in value) + "]"
+    return str(value)
+
+
+def override_strings(
+    overrides: Mapping[str, Any] | Iterable[str] | None, kwargs: Mapping[str, Any]
+) -> list[str]:
+    """``{"algo.learning_rate": 3e-4}``, ``["algo.learning_rate=3e-4"]`` and keyword arguments
+    ``algo__learning_rate=3e-4`` (``__`` separates the key path) as ``section.key=value``."""
+    out: list[str] = []
+    if isinstance(overrides, Mapping):
+        out += [f"{k}={yaml_value(v)}" for k, v in overrides.items()]
+    elif overrides is not None:
+        for item in overrides:
+            if not isinstance(item, str) or "=" not in item:
+                raise ValueError(f"override {item!r}: expected 'section.key=value'")
+            out.append(item)
+    out += [f"{k.replace('__', '.')}={yaml_value(v)}" for k, v in kwargs.items()]
+    return out
+
+
+def train(
+    config: str | os.PathLike | None = None,
+    overrides: Mapping[str, Any] | Iterable[str] | None = None,
+    *,
+    resume: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> pathlib.Path:
+    """Trains from a YAML config as ``recur train CONFIG --set ...`` does and returns the run
+    directory (absolute), which holds config.yaml, progress.csv, monitor.csv, eval.csv and
+    checkpoints/.
+
+    Overrides, applied in order (dict or list first, then keywords)::
+
+        recur.train("configs/cartpole_novel.yaml", {"algo.learning_rate": 3e-4},
+                    run__total_env_steps=20000, policy__encoder=[64, 64])
+
+    ``resume=RUN_DIR`` continues that run from its latest checkpoint (its config.yaml plus the
+    overrides). Ctrl-C finishes the current update, writes a checkpoint and raises
+    KeyboardInterrupt naming the run directory. Bad keys or values raise ``recur.Error`` with
+    the config file, line and allowed values.
+    """
+    if config is None and resume is None:
+        raise ValueError("train needs a config file or resume=RUN_DIR")
+    result = _recur.train(
+        os.fspath(config) if config is not None else "",
+        override_strings(overrides, kwargs),
+        os.fspath(resume) if resume is not None else "",
+    )
+    return pathlib.Path(result["run_dir"])

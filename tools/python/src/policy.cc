@@ -1,0 +1,182 @@
+// recur._recur.Policy and recur._recur.evaluate: a trained checkpoint acting the way `recur eval`
+// acts. Policy keeps the recurrent state outside (the caller passes it in and gets the new one
+// back); inside, one PolicyActor per batch size is loaded with the checkpoint and its state is
+// set from the caller's before each act, so act() computes exactly what evaluate_policy's actor
+// computes for the same observations, episode starts and random stream.
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "agent/evaluator.h"
+#include "agent/train_job.h"
+#include "bindings.h"
+#include "buffers.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "policy/device_choice.h"
+#include "policy/policy_actor.h"
+#include "policy/policy_checkpoint.h"
+
+namespace recur::python {
+namespace {
+
+// A run directory (its checkpoints/best, else latest) or a checkpoint file, with the env id and
+// options the run recorded: what `recur eval TARGET` loads (tools/cmd_eval.cc).
+struct Target {
+  std::filesystem::path path;
+  policy::PolicyCheckpoint checkpoint;
+  std::string env_id;
+  std::map<std::string, std::string> env_options;
+};
+
+Target load_target(const std::string& target) {
+  std::filesystem::path path = target;
+  if (std::filesystem::is_directory(path)) {
+    const auto best = path / "checkpoints" / "best.safetensors";
+    const auto latest = path / "checkpoints" / "latest.safetensors";
+    RECUR_CHECK(std::filesystem::exists(best) || std::filesystem::exists(latest),
+                "{} has no checkpoints/best.safetensors or checkpoints/latest.safetensors; "
+                "pass a run directory of `recur train` or a checkpoint file",
+                path.string());
+    path = std::filesystem::exists(best) ? best : latest;
+  }
+  Target t;
+  t.path = path;
+  t.checkpoint = policy::load_policy(path);
+  const auto& meta = t.checkpoint.metadata;
+  if (const auto it = meta.find(agent::kMetaEnvId); it != meta.end()) t.env_id = it->second;
+  if (const auto it = meta.find(agent::kMetaEnvOptions); it != meta.end()) {
+    const std::string& s = it->second;  // "k=v;k=v"
+    for (size_t start = 0; start < s.size();) {
+      const size_t end = std::min(s.find(';', start), s.size());
+      if (end > start) t.env_options.insert(parse_key_value(s.substr(start, end - start)));
+      start = end + 1;
+    }
+  }
+  return t;
+}
+
+policy::Device resolve(const std::string& device) {
+  return policy::resolve_device("device", device, policy::query_devices());
+}
+
+class PyPolicy {
+ public:
+  PyPolicy(const std::string& checkpoint, const std::string& device, std::optional<uint64_t> seed)
+      : target_(load_target(checkpoint)),
+        // The stream `recur eval --seed S` samples from: Rng(derive_seed(S, 77)).
+        rng_(derive_seed(seed ? *seed : std::random_device{}(), 77)) {
+    placement_.device = resolve(device);
+    actor(1);  // fails here, not at the first act, when the checkpoint cannot be placed
+  }
+
+  const Target& target() const { return target_; }
+  const policy::PolicySpec& spec() const { return target_.checkpoint.spec; }
+  policy::Device device() const { return placement_.device; }
+  int action_width() const {
+    return spec().action_kind == policy::ActionKind::kDiscrete ? 1 : spec().action_dim;
+  }
+
+  // n slots: obs (n, obs_dim), state (n, state_size), episode_start (n) in; actions
+  // (n, action_width), new_state (n, state_size), log_probs (n), values (n) out.
+  void act(int n, const py::handle& obs, const py::handle& state, const py::handle& starts,
+           bool deterministic, const py::handle& actions, const py::handle& new_state,
+           const py::handle& log_probs, const py::handle& values) {
+    RECUR_CHECK_ARG(n >= 1, "act: a batch of {} observations; give at least one", n);
+    const Input<float> o(obs, "obs");
+    const Input<float> s(state, "state");
+    const Input<uint8_t> e(starts, "episode_start");
+    const Output<float> a(actions, "actions"), ns(new_state, "new_state"),
+        lp(log_probs, "log_probs"), v(values, "values");
+    RECUR_CHECK_ARG(e.size() == static_cast<size_t>(n),
+                    "act: episode_start has {} entries for {} observations", e.size(), n);
+    policy::PolicyActor& pa = actor(n);
+    py::gil_scoped_release unlocked;
+    pa.set_states(s.span());
+    pa.act(o.span(), e.span(), rng_, deterministic, a.span(), lp.span(), v.span());
+    pa.get_states(ns.span());
+  }
+
+ private:
+  policy::PolicyActor& actor(int n) {
+    auto& slot = actors_[n];
+    if (!slot) {
+      slot = std::make_unique<policy::PolicyActor>(spec(), n, placement_);
+      slot->load(target_.checkpoint.tensors);
+    }
+    return *slot;
+  }
+
+  Target target_;
+  policy::Placement placement_;
+  Rng rng_;
+  std::map<int, std::unique_ptr<policy::PolicyActor>> actors_;  // by batch size
+};
+
+py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, int num_envs,
+                  bool deterministic, const std::optional<std::string>& env_id,
+                  const std::string& device) {
+  const Target t = load_target(checkpoint);
+  agent::EvalConfig cfg;
+  cfg.env_id = env_id ? *env_id : t.env_id;
+  RECUR_CHECK(!cfg.env_id.empty(), "{} does not record its env; pass env_id", t.path.string());
+  if (!env_id || *env_id == t.env_id) cfg.env_options = to_options(t.env_options, "checkpoint");
+  cfg.episodes = episodes;
+  cfg.num_envs = num_envs;
+  cfg.seed = seed;
+  cfg.deterministic = deterministic;
+  cfg.placement.device = resolve(device);
+  agent::EvalResult r;
+  {
+    py::gil_scoped_release unlocked;
+    r = agent::evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg);
+  }
+  py::dict d;
+  d["checkpoint"] = t.path.string();
+  d["env_id"] = cfg.env_id;
+  d["returns"] = r.returns;
+  d["lengths"] = r.lengths;
+  d["return_mean"] = r.mean_return();
+  d["return_std"] = r.std_return();
+  d["length_mean"] = r.mean_length();
+  return d;
+}
+
+}  // namespace
+
+void bind_policy(py::module_& m) {
+  py::class_<PyPolicy>(m, "Policy",
+                       "A checkpoint's policy acting on batches (policy::PolicyActor).")
+      .def(py::init<const std::string&, const std::string&, std::optional<uint64_t>>(),
+           py::arg("checkpoint"), py::arg("device") = "cpu", py::arg("seed") = py::none())
+      .def_property_readonly("path", [](const PyPolicy& p) { return p.target().path.string(); })
+      .def_property_readonly("env_id", [](const PyPolicy& p) { return p.target().env_id; })
+      .def_property_readonly("env_options",
+                             [](const PyPolicy& p) { return p.target().env_options; })
+      .def_property_readonly("metadata",
+                             [](const PyPolicy& p) { return p.target().checkpoint.metadata; })
+      .def_property_readonly("spec", [](const PyPolicy& p) { return p.spec().to_metadata(); })
+      .def_property_readonly("device",
+                             [](const PyPolicy& p) { return std::string(to_string(p.device())); })
+      .def_property_readonly("obs_dim", [](const PyPolicy& p) { return p.spec().obs_dim; })
+      .def_property_readonly(
+          "discrete",
+          [](const PyPolicy& p) { return p.spec().action_kind == policy::ActionKind::kDiscrete; })
+      .def_property_readonly("action_dim", [](const PyPolicy& p) { return p.spec().action_dim; })
+      .def_property_readonly("action_width", &PyPolicy::action_width)
+      .def_property_readonly("state_size", [](const PyPolicy& p) { return p.spec().state_size(); })
+      .def("act", &PyPolicy::act, py::arg("n"), py::arg("obs"), py::arg("state"),
+           py::arg("episode_start"), py::arg("deterministic"), py::arg("actions"),
+           py::arg("new_state"), py::arg("log_probs"), py::arg("values"));
+
+  m.def("evaluate", &evaluate, py::arg("checkpoint"), py::arg("episodes") = 10,
+        py::arg("seed") = 12345, py::arg("num_envs") = 4, py::arg("deterministic") = false,
+        py::arg("env_id") = py::none(), py::arg("device") = "cpu",
+        "agent::evaluate_policy on a run directory or checkpoint, as `recur eval` runs it.");
+}
+
+}  // namespace recur::python

@@ -1,0 +1,85 @@
+// recur._recur.train: `recur train CONFIG --set k=v ...` as a call. The job runs on its own thread
+// while the calling thread waits without the GIL and polls Python's signal handlers, so Ctrl-C
+// works as in the CLI: the current update finishes, a checkpoint is written, and then
+// KeyboardInterrupt is raised with the run directory in its message.
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "agent/config_yaml.h"
+#include "agent/train_job.h"
+#include "bindings.h"
+#include "core/logging.h"
+
+namespace recur::python {
+namespace {
+
+py::dict train(const std::string& config_path, const std::vector<std::string>& overrides,
+               const std::string& resume) {
+  const std::filesystem::path config_file = resume.empty()
+                                                ? std::filesystem::path(config_path)
+                                                : std::filesystem::path(resume) / "config.yaml";
+  const agent::TrainConfig config = agent::load_config(config_file, overrides);
+  agent::TrainJobOptions options;
+  options.name = config.run.name.empty() ? config_file.stem().string() : config.run.name;
+  options.resume_dir = resume;
+  std::atomic<bool> stop{false};
+  options.stop_requested = &stop;
+
+  std::packaged_task<agent::TrainJobResult()> job(
+      [&] { return agent::run_train_job(config, agent::to_yaml(config), options); });
+  auto result_future = job.get_future();
+  std::thread worker(std::move(job));
+  bool interrupted_by_user = false;
+  for (;;) {
+    std::future_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = result_future.wait_for(std::chrono::milliseconds(100));
+    }
+    if (status == std::future_status::ready) break;
+    if (!interrupted_by_user && PyErr_CheckSignals() != 0) {
+      // The handler raised (KeyboardInterrupt): ask the job to stop after this update and
+      // raise once it has written its checkpoint.
+      PyErr_Clear();
+      interrupted_by_user = true;
+      stop = true;
+    }
+  }
+  worker.join();
+  const agent::TrainJobResult r = result_future.get();  // rethrows the job's exception
+  const std::string run_dir = std::filesystem::absolute(r.run_dir).string();
+  if (interrupted_by_user) {
+    PyErr_SetString(
+        PyExc_KeyboardInterrupt,
+        ("training interrupted after " + std::to_string(r.env_steps) +
+         " env steps; run directory " + run_dir + " (continue with recur.train(resume=...))")
+            .c_str());
+    throw py::error_already_set();
+  }
+  py::dict d;
+  d["run_dir"] = run_dir;
+  d["env_steps"] = r.env_steps;
+  d["seconds"] = r.seconds;
+  d["final_returns"] = r.final_eval.returns;
+  d["final_lengths"] = r.final_eval.lengths;
+  return d;
+}
+
+}  // namespace
+
+void bind_train(py::module_& m) {
+  m.def("train", &train, py::arg("config"), py::arg("overrides") = std::vector<std::string>{},
+        py::arg("resume") = "",
+        "Runs a training job from a YAML config with 'section.key=value' overrides.");
+  m.def(
+      "set_log_level", [](const std::string& level) { setup_logging(level); }, py::arg("level"),
+      "trace, debug, info, warn, error, critical or off (recur logs to stderr).");
+}
+
+}  // namespace recur::python

@@ -1,0 +1,69 @@
+# recur as a CMake package. `cmake --install build [--prefix P]` puts
+#   P/lib/librecur_{core,envs,policy}.a (+ librecur_kernels.a in CUDA builds)  the static libraries
+#   P/include/recur/{core,envs,policy}/...   the public headers and the headers they include
+#   P/lib/cmake/recur/recur{Config,ConfigVersion,Targets}.cmake
+#   P/bin/recur                              the command-line tool (tools/CMakeLists.txt)
+# and a program uses it with find_package(recur) and target_link_libraries(app PRIVATE
+# recur::recur); includes keep the source tree's form ("envs/registry.h"). docs/LIBRARY.md says
+# which headers are public. recur_agent (training jobs, recording) is not part of the package:
+# none of its headers are public, and it would bring protobuf, yaml-cpp, HDF5 and FFmpeg along.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(RECUR_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/recur)
+set(RECUR_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/recur)
+
+# recur::recur: the one target a program links, in an installed package and in a build that adds
+# recur as a subdirectory alike. The component libraries are exported as recur::core,
+# recur::envs, recur::policy and recur::kernels (an empty interface in CPU-only builds).
+add_library(recur_library INTERFACE)
+target_link_libraries(recur_library INTERFACE recur_envs recur_policy)
+target_compile_features(recur_library INTERFACE cxx_std_20)  # the public headers are C++20
+add_library(recur::recur ALIAS recur_library)
+set_target_properties(recur_library PROPERTIES EXPORT_NAME recur)
+set_target_properties(recur_core PROPERTIES EXPORT_NAME core)
+set_target_properties(recur_kernels PROPERTIES EXPORT_NAME kernels)
+set_target_properties(recur_envs PROPERTIES EXPORT_NAME envs)
+set_target_properties(recur_policy PROPERTIES EXPORT_NAME policy)
+set(_recur_exported recur_core recur_kernels recur_envs recur_policy recur_library)
+if(RECUR_WITH_CUDA)
+  # The cuDNN that this build found (cmake/RecurCuda.cmake), by absolute path: cuDNN ships no CMake
+  # package, and a consumer must link the same library that recur was compiled against.
+  set_target_properties(recur_cudnn PROPERTIES EXPORT_NAME cudnn)
+  list(APPEND _recur_exported recur_cudnn)
+endif()
+install(TARGETS ${_recur_exported} EXPORT recurTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${RECUR_INSTALL_INCLUDEDIR})
+install(EXPORT recurTargets NAMESPACE recur:: DESTINATION ${RECUR_INSTALL_CMAKEDIR})
+
+# The public headers (docs/LIBRARY.md): envs, the registry and VectorEnv; the policy actor and
+# checkpoints; errors, options, RNG and logging.
+set(RECUR_PUBLIC_HEADERS
+    core/error.h core/logging.h core/options.h core/rng.h
+    envs/space.h envs/env.h envs/registry.h envs/vector_env.h
+    envs/render/canvas.h envs/render/frame.h envs/render/renderer.h
+    policy/policy_spec.h policy/policy_actor.h policy/policy_checkpoint.h policy/checkpoint.h
+    policy/tensor.h policy/device_choice.h)
+# What the public headers include: installed so that they compile, not part of the API. The
+# install test (tests/CMakeLists.txt, install.example) compiles every installed header against
+# the installed tree alone, so a header missing here fails there.
+set(RECUR_SUPPORT_HEADERS
+    core/worker_pool.h
+    policy/aligned.h policy/canonical_weights.h policy/convert/flat_layout.h policy/core_spec.h
+    policy/devices.h policy/executor.h policy/gpu_executors.h policy/mlp.h policy/obs_normalizer.h)
+foreach(_recur_header IN LISTS RECUR_PUBLIC_HEADERS RECUR_SUPPORT_HEADERS)
+  get_filename_component(_recur_dir ${_recur_header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${_recur_header}
+          DESTINATION ${RECUR_INSTALL_INCLUDEDIR}/${_recur_dir})
+endforeach()
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/recurConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/recurConfig.cmake
+                              INSTALL_DESTINATION ${RECUR_INSTALL_CMAKEDIR}
+                              PATH_VARS RECUR_INSTALL_INCLUDEDIR)
+# 0.x: a minor version may break the API.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/recurConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/recurConfig.cmake ${PROJECT_BINARY_DIR}/recurConfigVersion.cmake
+        DESTINATION ${RECUR_INSTALL_CMAKEDIR})

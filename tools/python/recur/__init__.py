@@ -16,7 +16,7 @@ Every recur env is also registered in Gymnasium as ``recur/<id>``.
 """
 
 from . import _recur
-from ._recur import Error, env_ids, set_log_level
+from ._recur import Error, derive_seed, env_ids, set_log_level
 from .envs import RecurEnv, RecurVectorEnv, make, make_vec, register_gymnasium_ids
 from .policy import Policy, evaluate
 from .training import train
@@ -30,6 +30,7 @@ __all__ = [
     "RecurEnv",
     "RecurVectorEnv",
     "cuda_built",
+    "derive_seed",
     "env_ids",
     "evaluate",
     "make",

@@ -23,7 +23,9 @@ class Policy:
 
     Sampling draws from one generator seeded as ``recur eval --seed S`` seeds its own, so a loop
     over ``recur.make_vec(env, n, seed=S)`` with ``Policy.load(ckpt, seed=S)`` reproduces
-    ``recur eval --seed S --num-envs n`` step for step, stochastic or deterministic.
+    ``recur eval --seed S --num-envs n`` step for step, stochastic or deterministic. Results are
+    bit-exact for the same batch size; another batch size may differ in the last float bits
+    (the matrix products block differently).
     """
 
     def __init__(self, core: "_recur.Policy"):

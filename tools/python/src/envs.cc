@@ -68,6 +68,10 @@ Options to_options(const std::map<std::string, std::string>& values, const std::
 void bind_envs(py::module_& m) {
   m.def(
       "env_ids", [] { return envs::registry().ids(); }, "Every registered env id.");
+  m.def(
+      "derive_seed", [](uint64_t seed, uint64_t index) { return derive_seed(seed, index); },
+      py::arg("seed"), py::arg("index"),
+      "The seed VectorEnv.reset(seed) gives env `index` (recur's SplitMix64 derivation).");
   m.def("env_spec", &spec_dict, py::arg("env_id"),
         "The registration of an env id: time limit, reward threshold, family, summary.");
 

@@ -1,0 +1,78 @@
+"""recur.train: run directories, overrides in their three spellings, errors, resume."""
+
+import csv
+
+import pytest
+
+import recur
+from conftest import CONFIGS
+from recur.training import override_strings
+
+
+def config_value(run, section, key):
+    """A value of the run's resolved config.yaml (sections of 'key: value' lines)."""
+    current = None
+    for line in (run / "config.yaml").read_text().splitlines():
+        if line and not line.startswith(" ") and line.endswith(":"):
+            current = line[:-1]
+        elif current == section and line.strip().startswith(key + ":"):
+            return line.split(":", 1)[1].strip()
+    raise KeyError(f"{section}.{key}")
+
+
+def progress_rows(run):
+    with open(run / "progress.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_override_spellings():
+    assert override_strings(
+        {"algo.learning_rate": 3e-4, "env.normalize_obs": False},
+        {"policy__encoder": [64, 64], "run__name": "x"},
+    ) == [
+        "algo.learning_rate=0.0003",
+        "env.normalize_obs=false",
+        "policy.encoder=[64, 64]",
+        "run.name=x",
+    ]
+    assert override_strings(["algo.gamma=0.9"], {}) == ["algo.gamma=0.9"]
+    with pytest.raises(ValueError, match="section.key=value"):
+        override_strings(["algo.gamma"], {})
+
+
+def test_train_returns_run_dir_with_progress(tmp_path):
+    run = recur.train(
+        CONFIGS / "cartpole.yaml",
+        {"run.output_dir": str(tmp_path), "algo.learning_rate": 3e-4},
+        run__total_env_steps=512,
+        run__eval_every=0,
+        run__final_eval_episodes=2,
+        run__name="py",
+    )
+    assert run.parent == tmp_path and run.name.startswith("py-")
+    rows = progress_rows(run)
+    assert rows and int(rows[-1]["env_steps"]) >= 512
+    assert float(config_value(run, "algo", "learning_rate")) == pytest.approx(3e-4)
+    assert (run / "checkpoints" / "latest.safetensors").exists()
+
+
+def test_resume_continues_the_run(tmp_path):
+    run = recur.train(
+        CONFIGS / "cartpole.yaml",
+        [f"run.output_dir={tmp_path}", "run.total_env_steps=512", "run.eval_every=0",
+         "run.final_eval_episodes=2"],
+    )
+    before = len(progress_rows(run))
+    again = recur.train(resume=run, run__total_env_steps=1024)
+    assert again == run
+    rows = progress_rows(run)
+    assert len(rows) > before and int(rows[-1]["env_steps"]) >= 1024
+
+
+def test_bad_config_raises_recur_error(tmp_path):
+    with pytest.raises(recur.Error, match="learning_rat"):
+        recur.train(CONFIGS / "cartpole.yaml", algo__learning_rat=0.1)
+    with pytest.raises(recur.Error, match="does not exist"):
+        recur.train(tmp_path / "missing.yaml")
+    with pytest.raises(ValueError, match="config file or resume"):
+        recur.train()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The Python package's tests: installs what is missing (Debian's pybind11-dev; numpy, gymnasium and
+# pytest from PyPI into a virtual environment outside the repository), builds the extension with
+# CMake in build-py/ (RECUR_PYTHON=ON, CPU-only, tests off) and runs pytest on tools/python/tests.
+#   RECUR_PY_VENV  the virtual environment (default /tmp/recur-python-venv; reused when present)
+#   RECUR_CLI      the recur executable for the `recur eval` comparison (default build/tools/recur;
+#                  that test skips itself without one)
+# Extra arguments go to pytest. CI=true turns warnings into errors, as tools/build.sh does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+
+tools/install-deps.sh
+if ! dpkg-query -W -f='${Status}' pybind11-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "test-python: installing pybind11-dev"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends pybind11-dev
+fi
+
+venv=${RECUR_PY_VENV:-/tmp/recur-python-venv}
+[[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check \
+  "numpy>=1.21" "gymnasium>=1.1,<2" "pytest>=7"
+
+args=(-DCMAKE_BUILD_TYPE=Release -DRECUR_PYTHON=ON -DRECUR_BUILD_TESTS=OFF -DRECUR_CUDA=OFF
+      -DPython_EXECUTABLE="$venv/bin/python")
+[[ ${CI:-} == true ]] && args+=(-DRECUR_WERROR=ON)
+generator=()
+[[ -f build-py/CMakeCache.txt ]] || { command -v ninja >/dev/null && generator=(-G Ninja); }
+cmake -S . -B build-py "${generator[@]}" "${args[@]}" >/dev/null
+cmake --build build-py --target _recur -j"$(nproc)"
+
+echo "test-python: dependencies and build took $(($(date +%s) - start)) s"
+
+[[ -n ${RECUR_CLI:-} || ! -x build/tools/recur ]] || export RECUR_CLI=$PWD/build/tools/recur
+rc=0
+# pytest's summary line stays the last line of the output (CI reads it).
+PYTHONPATH=$PWD/build-py/tools/python "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+  tools/python/tests "$@" || rc=$?
+if [[ $rc -eq 5 ]]; then
+  echo "test-python: pytest collected no tests" >&2
+  exit 1
+fi
+exit $rc

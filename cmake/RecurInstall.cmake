@@ -25,16 +25,15 @@ set_target_properties(recur_core PROPERTIES EXPORT_NAME core)
 set_target_properties(recur_kernels PROPERTIES EXPORT_NAME kernels)
 set_target_properties(recur_envs PROPERTIES EXPORT_NAME envs)
 set_target_properties(recur_policy PROPERTIES EXPORT_NAME policy)
-set(_recur_exported recur_core recur_kernels recur_envs recur_policy recur_library)
+install(TARGETS recur_core recur_kernels recur_envs recur_policy recur_library EXPORT recurTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${RECUR_INSTALL_INCLUDEDIR})
 if(RECUR_WITH_CUDA)
   # The cuDNN that this build found (cmake/RecurCuda.cmake), by absolute path: cuDNN ships no CMake
   # package, and a consumer must link the same library that recur was compiled against.
   set_target_properties(recur_cudnn PROPERTIES EXPORT_NAME cudnn)
-  list(APPEND _recur_exported recur_cudnn)
+  install(TARGETS recur_cudnn EXPORT recurTargets)
 endif()
-install(TARGETS ${_recur_exported} EXPORT recurTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${RECUR_INSTALL_INCLUDEDIR})
 install(EXPORT recurTargets NAMESPACE recur:: DESTINATION ${RECUR_INSTALL_CMAKEDIR})
 
 # The public headers (docs/LIBRARY.md): envs, the registry and VectorEnv; the policy actor and

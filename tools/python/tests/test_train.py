@@ -1,6 +1,11 @@
 """recur.train: run directories, overrides in their three spellings, errors, resume."""
 
 import csv
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
 
@@ -76,3 +81,32 @@ def test_bad_config_raises_recur_error(tmp_path):
         recur.train(tmp_path / "missing.yaml")
     with pytest.raises(ValueError, match="config file or resume"):
         recur.train()
+
+
+def test_ctrl_c_writes_a_checkpoint_and_raises(tmp_path):
+    """SIGINT during recur.train: the update finishes, a checkpoint is written, and
+    KeyboardInterrupt names the run directory (as `recur train` does on Ctrl-C)."""
+    script = textwrap.dedent(f"""
+        import signal, recur
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # ignored in background jobs
+        recur.set_log_level("off")
+        try:
+            recur.train({str(CONFIGS / "cartpole.yaml")!r}, run__output_dir={str(tmp_path)!r},
+                        run__total_env_steps=100_000_000, run__eval_every=0)
+        except KeyboardInterrupt as e:
+            print("interrupted:", e)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until the first progress row is written
+        rows = list(tmp_path.glob("*/progress.csv"))
+        if rows and len(rows[0].read_text().splitlines()) > 1:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert "interrupted: training interrupted after" in out
+    (run,) = tmp_path.iterdir()
+    assert str(run) in out
+    assert (run / "checkpoints" / "latest.safetensors").exists()

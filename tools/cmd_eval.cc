@@ -19,37 +19,8 @@
 namespace recur::cli {
 
 PolicyTarget load_policy_target(const std::string& target, const std::string& env_override) {
-  std::filesystem::path path = target;
-  if (std::filesystem::is_directory(path)) {
-    const auto best = path / "checkpoints" / "best.safetensors";
-    const auto latest = path / "checkpoints" / "latest.safetensors";
-    RECUR_CHECK(std::filesystem::exists(best) || std::filesystem::exists(latest),
-                "{} has no checkpoints/best.safetensors or checkpoints/latest.safetensors; "
-                "pass a run directory of `recur train` or a checkpoint file",
-                path.string());
-    path = std::filesystem::exists(best) ? best : latest;
-  }
-  PolicyTarget t;
-  t.path = path;
-  t.checkpoint = policy::load_policy(path);
-  const auto& meta = t.checkpoint.metadata;
-  const auto env_it = meta.find(agent::kMetaEnvId);
-  t.env_id = !env_override.empty() ? env_override
-                                   : (env_it != meta.end() ? env_it->second : std::string());
-  RECUR_CHECK(!t.env_id.empty(), "{} does not record its env; pass --env ID", path.string());
-  if (env_override.empty() || (env_it != meta.end() && env_override == env_it->second)) {
-    const auto opt_it = meta.find(agent::kMetaEnvOptions);
-    if (opt_it != meta.end() && !opt_it->second.empty()) {
-      size_t start = 0;
-      const std::string& s = opt_it->second;
-      while (start < s.size()) {
-        const size_t end = std::min(s.find(';', start), s.size());
-        auto [k, v] = parse_key_value(s.substr(start, end - start));
-        t.env_options.set(k, v);
-        start = end + 1;
-      }
-    }
-  }
+  PolicyTarget t = agent::load_policy_target(target, env_override);
+  RECUR_CHECK(!t.env_id.empty(), "{} does not record its env; pass --env ID", t.path.string());
   return t;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/policy_target.h"
 #include "agent/record/recorder.h"
 #include "core/options.h"
 #include "policy/device_choice.h"
@@ -30,15 +31,9 @@ void add_render_command(CLI::App& app, int& exit_code);
 // `-o/--option key=value` pairs into env Options (source named for messages).
 Options parse_env_options(const std::vector<std::string>& pairs);
 
-// A trained policy as `recur eval` and `recur record` take it (cmd_eval.cc): TARGET is a run
-// directory (its checkpoints/best, else latest) or a checkpoint file; the env is env_override
-// when given, else the one the checkpoint records (with its options when it is that env).
-struct PolicyTarget {
-  std::filesystem::path path;  // the checkpoint file
-  policy::PolicyCheckpoint checkpoint;
-  std::string env_id;
-  Options env_options;
-};
+// A trained policy as `recur eval` and `recur record` take it (agent/policy_target.h), with the
+// env required: the checkpoint's, or env_override (--env).
+using agent::PolicyTarget;
 PolicyTarget load_policy_target(const std::string& target, const std::string& env_override);
 
 // --device cpu|cuda|auto against this build and machine (auto logs what it picked and why).

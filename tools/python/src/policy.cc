@@ -12,6 +12,7 @@
 #include <random>
 
 #include "agent/evaluator.h"
+#include "agent/policy_target.h"
 #include "agent/train_job.h"
 #include "bindings.h"
 #include "buffers.h"
@@ -24,40 +25,10 @@
 namespace recur::python {
 namespace {
 
-// A run directory (its checkpoints/best, else latest) or a checkpoint file, with the env id and
-// options the run recorded: what `recur eval TARGET` loads (tools/cmd_eval.cc).
-struct Target {
-  std::filesystem::path path;
-  policy::PolicyCheckpoint checkpoint;
-  std::string env_id;
-  std::map<std::string, std::string> env_options;
-};
-
+// A run directory or a checkpoint file, as `recur eval TARGET` loads it (agent/policy_target.h).
+using Target = agent::PolicyTarget;
 Target load_target(const std::string& target) {
-  std::filesystem::path path = target;
-  if (std::filesystem::is_directory(path)) {
-    const auto best = path / "checkpoints" / "best.safetensors";
-    const auto latest = path / "checkpoints" / "latest.safetensors";
-    RECUR_CHECK(std::filesystem::exists(best) || std::filesystem::exists(latest),
-                "{} has no checkpoints/best.safetensors or checkpoints/latest.safetensors; "
-                "pass a run directory of `recur train` or a checkpoint file",
-                path.string());
-    path = std::filesystem::exists(best) ? best : latest;
-  }
-  Target t;
-  t.path = path;
-  t.checkpoint = policy::load_policy(path);
-  const auto& meta = t.checkpoint.metadata;
-  if (const auto it = meta.find(agent::kMetaEnvId); it != meta.end()) t.env_id = it->second;
-  if (const auto it = meta.find(agent::kMetaEnvOptions); it != meta.end()) {
-    const std::string& s = it->second;  // "k=v;k=v"
-    for (size_t start = 0; start < s.size();) {
-      const size_t end = std::min(s.find(';', start), s.size());
-      if (end > start) t.env_options.insert(parse_key_value(s.substr(start, end - start)));
-      start = end + 1;
-    }
-  }
-  return t;
+  return agent::load_policy_target(target);
 }
 
 policy::Device resolve(const std::string& device) {
@@ -124,7 +95,7 @@ py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, in
   agent::EvalConfig cfg;
   cfg.env_id = env_id ? *env_id : t.env_id;
   RECUR_CHECK(!cfg.env_id.empty(), "{} does not record its env; pass env_id", t.path.string());
-  if (!env_id || *env_id == t.env_id) cfg.env_options = to_options(t.env_options, "checkpoint");
+  if (!env_id || *env_id == t.env_id) cfg.env_options = t.env_options;
   cfg.episodes = episodes;
   cfg.num_envs = num_envs;
   cfg.seed = seed;
@@ -156,7 +127,7 @@ void bind_policy(py::module_& m) {
       .def_property_readonly("path", [](const PyPolicy& p) { return p.target().path.string(); })
       .def_property_readonly("env_id", [](const PyPolicy& p) { return p.target().env_id; })
       .def_property_readonly("env_options",
-                             [](const PyPolicy& p) { return p.target().env_options; })
+                             [](const PyPolicy& p) { return p.target().env_options.values; })
       .def_property_readonly("metadata",
                              [](const PyPolicy& p) { return p.target().checkpoint.metadata; })
       .def_property_readonly("spec", [](const PyPolicy& p) { return p.spec().to_metadata(); })

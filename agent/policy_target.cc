@@ -1,0 +1,46 @@
+#include "agent/policy_target.h"
+
+#include <algorithm>
+
+#include "agent/train_job.h"
+#include "core/error.h"
+
+namespace recur::agent {
+
+PolicyTarget load_policy_target(const std::string& target, const std::string& env_override) {
+  std::filesystem::path path = target;
+  if (std::filesystem::is_directory(path)) {
+    const auto best = path / "checkpoints" / "best.safetensors";
+    const auto latest = path / "checkpoints" / "latest.safetensors";
+    RECUR_CHECK(std::filesystem::exists(best) || std::filesystem::exists(latest),
+                "{} has no checkpoints/best.safetensors or checkpoints/latest.safetensors; "
+                "pass a run directory of `recur train` or a checkpoint file",
+                path.string());
+    path = std::filesystem::exists(best) ? best : latest;
+  }
+  PolicyTarget t;
+  t.path = path;
+  t.checkpoint = policy::load_policy(path);
+  t.env_options.source = path.string();
+  const auto& meta = t.checkpoint.metadata;
+  const auto env_it = meta.find(kMetaEnvId);
+  const std::string recorded = env_it != meta.end() ? env_it->second : std::string();
+  t.env_id = !env_override.empty() ? env_override : recorded;
+  if (!t.env_id.empty() && t.env_id == recorded) {
+    const auto opt_it = meta.find(kMetaEnvOptions);
+    if (opt_it != meta.end()) {
+      const std::string& s = opt_it->second;  // "k=v;k=v"
+      for (size_t start = 0; start < s.size();) {
+        const size_t end = std::min(s.find(';', start), s.size());
+        if (end > start) {
+          auto [k, v] = parse_key_value(s.substr(start, end - start));
+          t.env_options.set(k, v);
+        }
+        start = end + 1;
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace recur::agent

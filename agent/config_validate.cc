@@ -156,6 +156,8 @@ void check_run(const Checker& c, const RunConfig& r, const EnvConfig& e, const A
   c.require(r.eval_episodes >= 1, "run.eval_episodes", r.eval_episodes, ">= 1");
   c.require(r.final_eval_episodes >= 1, "run.final_eval_episodes", r.final_eval_episodes, ">= 1");
   c.require(r.threads >= 1, "run.threads", r.threads, ">= 1");
+  c.require(r.learner_threads >= 1 && r.learner_threads <= 2, "run.learner_threads",
+            r.learner_threads, "1 or 2 (one thread per LSTM tower)");
   c.require(r.video_every_evals >= 0, "run.video_every_evals", r.video_every_evals,
             ">= 0 (0 = no videos)");
 }

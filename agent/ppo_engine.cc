@@ -136,9 +136,9 @@ std::unique_ptr<PpoEngine> make_host_ppo_engine(policy::PolicyLearner& learner, 
 }
 
 std::unique_ptr<PpoEngine> make_host_ppo_engine(const policy::PolicySpec& spec,
-                                                const policy::Placement& placement,
-                                                float adam_eps) {
-  auto learner = std::make_unique<policy::PolicyLearner>(spec, placement);
+                                                const policy::Placement& placement, float adam_eps,
+                                                int threads) {
+  auto learner = std::make_unique<policy::PolicyLearner>(spec, placement, threads);
   policy::PolicyLearner& ref = *learner;
   return std::make_unique<HostPpoEngine>(std::move(learner), ref, adam_eps);
 }

@@ -69,9 +69,11 @@ class PpoEngine {
 
 // The host engine over `learner` (not owned; it must outlive the engine).
 std::unique_ptr<PpoEngine> make_host_ppo_engine(policy::PolicyLearner& learner, float adam_eps);
-// The host engine owning a PolicyLearner placed by `placement`.
+// The host engine owning a PolicyLearner placed by `placement`, with `threads` host threads for
+// its towers (PolicyLearner's constructor says when they are used).
 std::unique_ptr<PpoEngine> make_host_ppo_engine(const policy::PolicySpec& spec,
-                                                const policy::Placement& placement, float adam_eps);
+                                                const policy::Placement& placement, float adam_eps,
+                                                int threads = 1);
 // The CUDA engine on placement.sequence.device (cuDNN options from placement.sequence). Throws
 // recur::Error in a build without CUDA.
 std::unique_ptr<PpoEngine> make_cuda_ppo_engine(const policy::PolicySpec& spec,

@@ -79,7 +79,8 @@ Trainer::Trainer(const TrainConfig& config) : config_(config) {
   // engine.
   auto engine = learner_placement_.device == policy::Device::kCuda
                     ? make_cuda_ppo_engine(spec_, learner_placement_, config.algo.adam_eps)
-                    : make_host_ppo_engine(spec_, learner_placement_, config.algo.adam_eps);
+                    : make_host_ppo_engine(spec_, learner_placement_, config.algo.adam_eps,
+                                           config.run.learner_threads);
   engine->load(params);
   venv_->reset(config.run.seed);
   loop_ = std::make_unique<ActorLoop>(*venv_, *actor_, config.run.seed, config.env.normalize_obs);

@@ -8,9 +8,13 @@
 
 namespace recur::policy {
 
-PolicyLearner::PolicyLearner(const PolicySpec& spec, const Placement& placement)
+PolicyLearner::PolicyLearner(const PolicySpec& spec, const Placement& placement, int threads)
     : spec_(spec), actor_head_(spec.actor_head_spec()), critic_head_(spec.critic_head_spec()) {
   spec.validate();
+  RECUR_CHECK_ARG(threads >= 1, "PolicyLearner: threads {} must be >= 1", threads);
+  // Two CPU towers only: a cuDNN core drives its own stream from the calling thread.
+  if (threads >= 2 && !spec.shared_core && placement.device == Device::kCpu)
+    pool_ = std::make_unique<WorkerPool>(2);
   for (int c = 0; c < (spec.shared_core ? 1 : 2); ++c) {
     Tower& t = c == 0 ? actor_ : critic_;
     if (!spec.encoder.empty()) t.encoder = std::make_unique<Mlp>(spec.encoder_spec());
@@ -56,6 +60,19 @@ TensorMap PolicyLearner::collect(bool gradients) const {
   return out;
 }
 
+PolicyLearner::~PolicyLearner() = default;
+
+void PolicyLearner::for_each_tower(const std::function<void(Tower&)>& fn) {
+  if (spec_.shared_core) {
+    fn(actor_);
+  } else if (pool_) {
+    pool_->run([&](int i) { fn(i == 0 ? actor_ : critic_); });
+  } else {
+    fn(actor_);
+    fn(critic_);
+  }
+}
+
 void PolicyLearner::tower_forward(Tower& t, int T, int B, std::span<const float> obs,
                                   std::span<const uint8_t> episode_start,
                                   std::span<const float> state0) {
@@ -94,8 +111,8 @@ void PolicyLearner::evaluate(int T, int B, std::span<const float> obs,
     for (int b = 0; b < B; ++b)
       std::copy_n(initial_state.begin() + b * spec_.state_size() + c * cs, cs,
                   t.state0.begin() + b * cs);
-    tower_forward(t, T, B, obs, episode_start, t.state0);
   }
+  for_each_tower([&](Tower& t) { tower_forward(t, T, B, obs, episode_start, t.state0); });
   actor_head_.reserve(static_cast<int>(tb));
   critic_head_.reserve(static_cast<int>(tb));
   head_out_.resize(tb * spec_.action_dim);
@@ -140,15 +157,13 @@ void PolicyLearner::backward(std::span<const float> d_log_probs, std::span<const
   }
   actor_.d_y.resize(tb * spec_.hidden);
   actor_head_.backward(d_head_, actor_.d_y);
-  Tower& value_tower = spec_.shared_core ? actor_ : critic_;
   AlignedVector<float>& dy_value = spec_.shared_core ? d_y_value_ : critic_.d_y;
   dy_value.resize(tb * spec_.hidden);
   critic_head_.backward(d_values, dy_value);
   if (spec_.shared_core) {
     for (size_t i = 0; i < actor_.d_y.size(); ++i) actor_.d_y[i] += dy_value[i];
   }
-  tower_backward(actor_);
-  if (!spec_.shared_core) tower_backward(value_tower);
+  for_each_tower([&](Tower& t) { tower_backward(t); });
 }
 
 void PolicyLearner::zero_gradients() {

@@ -6,11 +6,13 @@
 // (values, gradients) pairs for an elementwise optimizer, and to_tensors() the canonical form.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/worker_pool.h"
 #include "policy/aligned.h"
 #include "policy/convert/flat_layout.h"
 #include "policy/device_choice.h"
@@ -33,8 +35,11 @@ struct ParamGroup {
 class PolicyLearner {
  public:
   // The core runs where `placement` says (CPU fused layer or cuDNN); encoder, heads and the
-  // loss run on the host.
-  explicit PolicyLearner(const PolicySpec& spec, const Placement& placement = {});
+  // loss run on the host. threads >= 2 runs the actor's and the critic's towers (encoder + core)
+  // at the same time on two host threads, when they are separate (shared_core false) and on the
+  // CPU; they share no data, so the results are bitwise those of one thread.
+  explicit PolicyLearner(const PolicySpec& spec, const Placement& placement = {}, int threads = 1);
+  ~PolicyLearner();
   const PolicySpec& spec() const { return spec_; }
 
   // Parameters from tensors named as init_policy names them (obs_norm.* is ignored here: the
@@ -67,10 +72,13 @@ class PolicyLearner {
   void tower_forward(Tower& t, int T, int B, std::span<const float> obs,
                      std::span<const uint8_t> episode_start, std::span<const float> state0);
   void tower_backward(Tower& t);
+  // fn(actor_) and, with a separate critic tower, fn(critic_): on two threads when pool_ exists.
+  void for_each_tower(const std::function<void(Tower&)>& fn);
   TensorMap collect(bool gradients) const;
 
   PolicySpec spec_;
   Tower actor_, critic_;
+  std::unique_ptr<WorkerPool> pool_;  // two slices: actor tower, critic tower; null = one thread
   Mlp actor_head_, critic_head_;
   AlignedVector<float> log_std_, log_std_grad_;
   // From the last evaluate.

@@ -17,6 +17,7 @@
 #include "agent/run/tensorboard.h"
 #include "policy/policy_checkpoint.h"
 #include "tests/gpu_skip.h"
+#include "tests/temp_dir.h"
 
 using namespace recur;
 
@@ -105,10 +106,8 @@ TEST_CASE("same seed and config give identical progress rows except timing") {
 }
 
 TEST_CASE("a training run writes TensorBoard scalars equal to its CSV logs") {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("recur_train_tb_test." + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  auto c = small_config(dir.string());
+  const recur::test::TempDir tmp("train_tb_test");
+  auto c = small_config(tmp.path.string());
   const auto r = agent::run_train_job(c, agent::to_yaml(c), named("tb"));
   const auto scalars = agent::read_tensorboard_scalars(r.run_dir / "tb");
   auto series = [&](const std::string& tag) {
@@ -156,7 +155,6 @@ TEST_CASE("a training run writes TensorBoard scalars equal to its CSV logs") {
   c.run.tensorboard = false;
   const auto off = agent::run_train_job(c, agent::to_yaml(c), named("notb"));
   CHECK(!std::filesystem::exists(off.run_dir / "tb"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a short training run learns CartPole") {
@@ -255,16 +253,14 @@ TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
   const auto config_file =
       std::filesystem::path(data_env && *data_env ? data_env : RECUR_TEST_DATA_DIR) / ".." / ".." /
       "configs" / "cartpole_novel.yaml";
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("recur_gpu_train_test." + std::to_string(::getpid()));
+  const recur::test::TempDir tmp("gpu_train_test");
   int solved = 0;
   for (int seed = 0; seed < 3; ++seed) {
     CAPTURE(seed);
-    std::filesystem::remove_all(dir);
     agent::TrainConfig c = agent::load_config(
         config_file, {"device.actor=cuda", "device.learner=cuda", "run.eval_every=0",
                       "run.final_eval_episodes=20", "run.seed=" + std::to_string(seed),
-                      "run.output_dir=" + dir.string()});
+                      "run.output_dir=" + tmp.path.string()});
     const auto r = agent::run_train_job(c, agent::to_yaml(c), named("gpu"));
     const double ret = r.final_eval.mean_return();
     MESSAGE("GPU run, seed " << seed << ": final deterministic return " << ret);
@@ -272,5 +268,4 @@ TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
     if (ret >= 400.0) ++solved;
   }
   CHECK(solved >= 2);
-  std::filesystem::remove_all(dir);
 }

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "envs/registry.h"
 #include "policy/policy_actor.h"
+#include "tests/temp_dir.h"
 
 using namespace recur;
 namespace rec = recur::agent::record;
@@ -58,12 +59,6 @@ rec::RecordConfig config_for(const std::string& env_id, int episodes, uint64_t s
   c.episodes = episodes;
   c.seed = seed;
   return c;
-}
-
-std::filesystem::path temp_dir(const std::string& name) {
-  const auto d = std::filesystem::temp_directory_path() / (name + "." + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  return d;
 }
 
 }  // namespace
@@ -253,7 +248,8 @@ TEST_CASE("a policy whose spaces do not fit the env is refused, naming both") {
 }
 
 TEST_CASE("videos: N+1 frames at the env's size and fps, none left behind by a failure") {
-  const auto dir = temp_dir("recur_recorder_video_test");
+  const recur::test::TempDir tmp("recorder_video_test");
+  const auto& dir = tmp.path;
   const SmallPolicy p = small_policy("CartPole-v1");
   rec::RecordConfig c = config_for("CartPole-v1", 3, 11);
   c.video_dir = (dir / "videos").string();
@@ -281,11 +277,11 @@ TEST_CASE("videos: N+1 frames at the env's size and fps, none left behind by a f
   }),
                   Error);
   CHECK_FALSE(std::filesystem::exists(dir / "failing"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("run.video_every_evals films evaluations and leaves training unchanged") {
-  const auto dir = temp_dir("recur_train_video_test");
+  const recur::test::TempDir tmp("train_video_test");
+  const auto& dir = tmp.path;
   agent::TrainConfig c;
   c.env.id = "CartPole-v1";
   c.env.num_envs = 4;
@@ -314,8 +310,7 @@ TEST_CASE("run.video_every_evals films evaluations and leaves training unchanged
   CHECK(read(plain.run_dir / "eval.csv") == read(filmed.run_dir / "eval.csv"));
   CHECK(filmed.final_eval.returns == plain.final_eval.returns);
   const auto ckpt = [](const std::filesystem::path& run) {
-    std::ifstream in(run / "checkpoints" / "latest.safetensors", std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return recur::test::read_all(run / "checkpoints" / "latest.safetensors");
   };
   CHECK(ckpt(plain.run_dir) == ckpt(filmed.run_dir));  // same weights, bit for bit
   for (const char* name : {"rl-video-eval-1024.mp4", "rl-video-eval-2048.mp4"}) {
@@ -325,7 +320,6 @@ TEST_CASE("run.video_every_evals films evaluations and leaves training unchanged
     CHECK(rec::probe_video(path.string()).frames >= 2);
   }
   CHECK_FALSE(std::filesystem::exists(plain.run_dir / "videos"));
-  std::filesystem::remove_all(dir);
 }
 
 // Not asserted (timings vary by machine): where recording's time goes next to evaluation, and
@@ -361,7 +355,8 @@ TEST_CASE("recording throughput next to the evaluator (printed, not asserted)") 
     recorder.run({});
     line += fmt::format("Recorder without a sink {:.1f} ms; ", 1e3 * seconds(t0));
   }
-  const auto dir = temp_dir("recur_recorder_speed_test");
+  const recur::test::TempDir tmp("recorder_speed_test");
+  const auto& dir = tmp.path;
   {
     rec::Recorder recorder(c, spec, tensors);
     rec::DatasetInfo info;
@@ -390,5 +385,4 @@ TEST_CASE("recording throughput next to the evaluator (printed, not asserted)") 
   MESSAGE("filming CartPole-v1 600x400: " << frames << " frames in " << filmed
                                           << " s = " << frames / (filmed - plain)
                                           << " frames/s rendered + encoded (one thread)");
-  std::filesystem::remove_all(dir);
 }

@@ -26,22 +26,26 @@ void lstm_forward(View<S> gates, View<S> c, View<S> h, S clip, S* tanh_c = nullp
   a.leftCols(2 * H) = a.leftCols(2 * H).logistic();
   a.middleCols(2 * H, H) = a.middleCols(2 * H, H).tanh();
   a.rightCols(H) = a.rightCols(H).logistic();
+  const auto i = a.leftCols(H), f = a.middleCols(H, H), g = a.middleCols(2 * H, H);
+  const auto o = a.rightCols(H);
   if (clip > S(0)) {
-    c.array() = a.middleCols(H, H) * c.array().max(-clip).min(clip) +
-                a.leftCols(H) * a.middleCols(2 * H, H);
-    h.array() = a.rightCols(H) * c.array().max(-clip).min(clip).tanh();
+    c.array() = f * c.array().max(-clip).min(clip) + i * g;
   } else {
-    c.array() = a.middleCols(H, H) * c.array() + a.leftCols(H) * a.middleCols(2 * H, H);
-    h.array() = a.rightCols(H) * c.array().tanh();
+    c.array() = f * c.array() + i * g;
   }
   if (tanh_c) {
-    // h / o would lose precision where o is small; recompute tanh (only the learner asks).
+    // The learner keeps tanh(clip(c')) for backward: computed once, and h from it.
     Eigen::Map<RowMat<S>> t(tanh_c, c.rows(), H);
     if (clip > S(0)) {
       t.array() = c.array().max(-clip).min(clip).tanh();
     } else {
       t.array() = c.array().tanh();
     }
+    h.array() = o * t.array();
+  } else if (clip > S(0)) {
+    h.array() = o * c.array().max(-clip).min(clip).tanh();
+  } else {
+    h.array() = o * c.array().tanh();
   }
 }
 

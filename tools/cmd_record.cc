@@ -217,6 +217,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
     info.author = "recur";  // code_permalink stays empty (omitted): recur has no public URL yet
     info.recur_policy_json = recorder->policy_json();
     info.overwrite = a.overwrite;
+    info.write_minari = a.format != "d4rl";
     info.write_d4rl = a.format != "minari";
     const std::string root = a.out.empty() ? rec::default_datasets_root() : a.out;
     // From here on files appear: on any failure, what this command created goes again (the
@@ -246,11 +247,6 @@ void add_record_command(CLI::App& app, int& exit_code) {
       throw;
     }
     if (a.format != "minari") d4rl = (writer->dataset_dir() / "d4rl.hdf5").string();
-    if (a.format == "d4rl") {
-      // The writer always writes the Minari layout; --format d4rl keeps only the flat file.
-      std::filesystem::remove_all(dataset);
-      dataset.clear();
-    }
     if (a.json) {
       nlohmann::ordered_json j;
       j["dataset_id"] = a.dataset_id;

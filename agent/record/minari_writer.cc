@@ -90,6 +90,9 @@ MinariWriter::MinariWriter(const std::string& root, DatasetInfo info) : info_(st
   check_dataset_id(info_.dataset_id);
   check_space(info_.observation_space, "observation_space");
   check_space(info_.action_space, "action_space");
+  RECUR_CHECK_ARG(info_.write_minari || info_.write_d4rl,
+                  "dataset {}: DatasetInfo asks for neither the Minari layout nor the D4RL file",
+                  info_.dataset_id);
   RECUR_CHECK(!root.empty(), "the Minari datasets root directory is empty");
   RECUR_CHECK(info_.recur_policy_json.empty() || nlohmann::json::accept(info_.recur_policy_json),
               "dataset {}: the recur_policy metadata is not valid JSON", info_.dataset_id);
@@ -120,10 +123,12 @@ MinariWriter::MinariWriter(const std::string& root, DatasetInfo info) : info_(st
                               info_.dataset_id, errno_text(ec)));
   }
   try {
-    fs::create_directory(temp_dir_ / "data");
     files_ = std::make_unique<Files>();
-    // Minari opens main_data.hdf5 with track_order=True.
-    files_->main = H5File::create(temp_dir_ / "data" / kMainFile, /*track_order=*/true);
+    if (info_.write_minari) {
+      fs::create_directory(temp_dir_ / "data");
+      // Minari opens main_data.hdf5 with track_order=True.
+      files_->main = H5File::create(temp_dir_ / "data" / kMainFile, /*track_order=*/true);
+    }
     if (info_.write_d4rl) {
       files_->d4rl = H5File::create(temp_dir_ / kD4rlFile);
       const H5DatasetOptions gzip{.chunk_rows = 0, .gzip = 4};
@@ -190,6 +195,19 @@ void MinariWriter::add(const Episode& ep) {
   if (os.is_discrete()) discrete_obs = discrete_values(ep.observations, os.n(), "observations", i);
   if (as.is_discrete()) discrete_actions = discrete_values(ep.actions, as.n(), "actions", i);
 
+  if (files_->main) write_minari_episode(ep, discrete_obs, discrete_actions);
+  if (files_->d4rl) append_d4rl(ep, discrete_actions);
+  ++episodes_;
+  steps_ += n;
+}
+
+void MinariWriter::write_minari_episode(const Episode& ep, const std::vector<int64_t>& discrete_obs,
+                                        const std::vector<int64_t>& discrete_actions) {
+  const int i = episodes_;
+  const int64_t n = ep.steps();
+  const auto N = static_cast<size_t>(n);
+  const envs::Space& os = info_.observation_space;
+  const envs::Space& as = info_.action_space;
   H5Group g = files_->main->create_group(fmt::format("episode_{}", i));
   // Attributes as Minari's update_episodes and EpisodeMetadataCallback write them.
   g.set_attr_int("id", i);
@@ -233,27 +251,28 @@ void MinariWriter::add(const Episode& ep) {
     starts[0] = 1;
   }
   infos.create_dataset("episode_start", H5Type::kBool, {n + 1}).write<uint8_t>(starts);
-  if (state_dim > 0)
+  if (ep.state_dim > 0)
     infos.create_dataset("policy_state", H5Type::kFloat32, {n + 1, ep.state_dim})
         .write<float>(ep.policy_state);
+}
 
-  if (files_->d4rl) {
-    const std::span<const float> obs(ep.observations);
-    files_->observations->append<float>(obs.first(N * obs_dim));
-    files_->next_observations->append<float>(obs.subspan(obs_dim, N * obs_dim));
-    if (as.is_discrete())
-      files_->actions->append<int64_t>(discrete_actions);
-    else
-      files_->actions->append<float>(ep.actions);
-    const std::vector<float> rewards(ep.rewards.begin(), ep.rewards.end());
-    files_->rewards->append<float>(rewards);
-    files_->terminals->append<uint8_t>(ep.terminations);
-    std::vector<uint8_t> timeouts(N);
-    for (size_t t = 0; t < N; ++t) timeouts[t] = ep.truncations[t] && !ep.terminations[t];
-    files_->timeouts->append<uint8_t>(timeouts);
-  }
-  ++episodes_;
-  steps_ += n;
+void MinariWriter::append_d4rl(const Episode& ep, const std::vector<int64_t>& discrete_actions) {
+  const auto N = static_cast<size_t>(ep.steps());
+  const auto obs_dim = static_cast<size_t>(ep.obs_dim);
+  const envs::Space& as = info_.action_space;
+  const std::span<const float> obs(ep.observations);
+  files_->observations->append<float>(obs.first(N * obs_dim));
+  files_->next_observations->append<float>(obs.subspan(obs_dim, N * obs_dim));
+  if (as.is_discrete())
+    files_->actions->append<int64_t>(discrete_actions);
+  else
+    files_->actions->append<float>(ep.actions);
+  const std::vector<float> rewards(ep.rewards.begin(), ep.rewards.end());
+  files_->rewards->append<float>(rewards);
+  files_->terminals->append<uint8_t>(ep.terminations);
+  std::vector<uint8_t> timeouts(N);
+  for (size_t t = 0; t < N; ++t) timeouts[t] = ep.truncations[t] && !ep.terminations[t];
+  files_->timeouts->append<uint8_t>(timeouts);
 }
 
 namespace {
@@ -263,11 +282,7 @@ std::string string_list(const std::string& item) {
 }
 }  // namespace
 
-std::string MinariWriter::commit() {
-  RECUR_CHECK(files_ && !committed_, "dataset {}: commit() called twice", info_.dataset_id);
-  files_->close();
-  files_.reset();
-
+void MinariWriter::write_metadata() const {
   // metadata.json, keys in the order Minari writes them (MinariStorage.new, then
   // update_metadata with _generate_dataset_metadata's keys, then dataset_size).
   const std::string env_spec = minari_env_spec_json(info_);
@@ -310,7 +325,16 @@ std::string MinariWriter::commit() {
     const fs::path file = root_ / id.substr(0, slash) / "namespace_metadata.json";
     if (!fs::exists(file, ec)) write_file_atomic(file, "{}");
   }
+}
 
+std::string MinariWriter::commit() {
+  RECUR_CHECK(files_ && !committed_, "dataset {}: commit() called twice", info_.dataset_id);
+  files_->close();
+  files_.reset();
+
+  if (info_.write_minari) write_metadata();
+
+  std::error_code ec;
   // Move into place. An old dataset (overwrite) is first renamed aside, so that <root>/<id> is
   // at every moment either the old complete dataset or the new one.
   const fs::path parent = final_dir_.parent_path();
@@ -336,7 +360,7 @@ std::string MinariWriter::commit() {
   }
   committed_ = true;
   if (!old.empty()) fs::remove_all(old, ec);
-  return (final_dir_ / "data").string();
+  return info_.write_minari ? (final_dir_ / "data").string() : std::string();
 }
 
 }  // namespace recur::agent::record

@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/record/episode.h"
 #include "envs/space.h"
@@ -70,8 +71,9 @@ struct DatasetInfo {
   std::string code_permalink;
   std::string recur_policy_json;  // a JSON object, stored as metadata["recur_policy"]
 
-  bool overwrite = false;   // replace an existing <root>/<id>
-  bool write_d4rl = false;  // also write <root>/<id>/d4rl.hdf5
+  bool overwrite = false;    // replace an existing <root>/<id>
+  bool write_minari = true;  // the Minari layout <root>/<id>/data/ (false: the D4RL file alone)
+  bool write_d4rl = false;   // <root>/<id>/d4rl.hdf5 (at least one of the two)
 
   std::string author_email;  // written as a one-element list when given
 };
@@ -94,7 +96,8 @@ class MinariWriter {
   // episode has at least one step. An empty episode_start is written as 1 at row 0, 0 elsewhere.
   void add(const Episode& episode);
   // Writes data/metadata.json, closes the files and moves the dataset into place (replacing an
-  // old one when overwrite was given). Returns the final data directory, <root>/<id>/data.
+  // old one when overwrite was given). Returns the final data directory, <root>/<id>/data, or ""
+  // without the Minari layout (write_minari false).
   std::string commit();
 
   int episodes() const { return episodes_; }
@@ -104,7 +107,12 @@ class MinariWriter {
 
  private:
   struct Files;
-  void write_d4rl(const Episode& episode);
+  // The two layouts of one checked episode; Discrete values already as int64 (else empty).
+  void write_minari_episode(const Episode& episode, const std::vector<int64_t>& discrete_obs,
+                            const std::vector<int64_t>& discrete_actions);
+  void append_d4rl(const Episode& episode, const std::vector<int64_t>& discrete_actions);
+  // data/metadata.json, and namespace_metadata.json files as Minari's create_namespace leaves.
+  void write_metadata() const;
 
   DatasetInfo info_;
   std::filesystem::path root_;

@@ -54,6 +54,7 @@ const Registry& registry() {
     Registry r;
     register_classic_control(r);
     register_memory(r);
+    register_box2d(r);
     return r;
   }();
   return instance;

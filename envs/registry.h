@@ -56,5 +56,6 @@ inline std::unique_ptr<Env> make(std::string_view id, const Options& options = {
 // Family registrations, called once by registry().
 void register_classic_control(Registry& registry);
 void register_memory(Registry& registry);
+void register_box2d(Registry& registry);  // envs/box2d/register.cc
 
 }  // namespace recur::envs

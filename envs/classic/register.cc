@@ -18,44 +18,31 @@ std::unique_ptr<Env> build(OptionReader& options) {
   return std::make_unique<E>(Config::read(options));
 }
 
-// Adds `spec` and its {Name}NoVel-v{N} twin that zeroes the observation entries `velocity`.
-void add_with_novel(Registry& r, EnvSpec spec, std::vector<int> velocity) {
-  EnvSpec novel = spec;
-  const auto dash = spec.id.rfind("-v");
-  novel.id = spec.id.substr(0, dash) + "NoVel" + spec.id.substr(dash);
-  novel.summary = spec.summary + "; velocities hidden (zeroed)";
-  novel.factory = [inner = spec.factory, velocity](OptionReader& options) -> std::unique_ptr<Env> {
-    return std::make_unique<MaskVelocity>(inner(options), velocity);
-  };
-  r.add(std::move(spec));
-  r.add(std::move(novel));
-}
-
 }  // namespace
 
 void register_classic_control(Registry& r) {
-  add_with_novel(
+  register_with_novel(
       r,
       {"CartPole-v1", "classic_control", 500, 475.0,
        "balance a pole on a cart by pushing it left or right", build<CartPole, CartPoleConfig>},
       {1, 3});
   r.add({"CartPole-v0", "classic_control", 200, 195.0, "CartPole with the older 200-step limit",
          build<CartPole, CartPoleConfig>});
-  add_with_novel(
+  register_with_novel(
       r,
       {"Pendulum-v1", "classic_control", 200, std::nullopt,
        "swing a pendulum upright with a bounded torque", build<Pendulum, PendulumConfig>},
       {2});
-  add_with_novel(r,
-                 {"MountainCar-v0", "classic_control", 200, -110.0,
-                  "rock an under-powered car up a hill (discrete engine)",
-                  build<MountainCar, MountainCarConfig>},
-                 {1});
-  add_with_novel(r,
-                 {"MountainCarContinuous-v0", "classic_control", 999, 90.0,
-                  "rock an under-powered car up a hill (continuous engine)",
-                  build<ContinuousMountainCar, ContinuousMountainCarConfig>},
-                 {1});
+  register_with_novel(r,
+                      {"MountainCar-v0", "classic_control", 200, -110.0,
+                       "rock an under-powered car up a hill (discrete engine)",
+                       build<MountainCar, MountainCarConfig>},
+                      {1});
+  register_with_novel(r,
+                      {"MountainCarContinuous-v0", "classic_control", 999, 90.0,
+                       "rock an under-powered car up a hill (continuous engine)",
+                       build<ContinuousMountainCar, ContinuousMountainCarConfig>},
+                      {1});
   r.add({"Acrobot-v1", "classic_control", 500, -100.0,
          "swing a two-link pendulum's tip above a line", build<Acrobot, AcrobotConfig>});
 }

@@ -19,4 +19,16 @@ void MaskVelocity::observe(std::span<float> obs) const {
   for (int i : masked_) obs[static_cast<size_t>(i)] = 0.0f;
 }
 
+void register_with_novel(Registry& r, EnvSpec spec, std::vector<int> velocity) {
+  EnvSpec novel = spec;
+  const auto dash = spec.id.rfind("-v");
+  novel.id = spec.id.substr(0, dash) + "NoVel" + spec.id.substr(dash);
+  novel.summary = spec.summary + "; velocities hidden (zeroed)";
+  novel.factory = [inner = spec.factory, velocity](OptionReader& options) -> std::unique_ptr<Env> {
+    return std::make_unique<MaskVelocity>(inner(options), velocity);
+  };
+  r.add(std::move(spec));
+  r.add(std::move(novel));
+}
+
 }  // namespace recur::envs

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "envs/env.h"
+#include "envs/registry.h"
 
 namespace recur::envs {
 
@@ -36,5 +37,9 @@ class MaskVelocity final : public Env {
   std::unique_ptr<Env> inner_;
   std::vector<int> masked_;
 };
+
+// Adds `spec` and its {Name}NoVel-v{N} twin (same time limit and threshold) that zeroes the
+// observation entries `velocity`.
+void register_with_novel(Registry& registry, EnvSpec spec, std::vector<int> velocity);
 
 }  // namespace recur::envs

@@ -1,0 +1,6 @@
+// PLACEHOLDER (being written): registers nothing yet.
+#include "envs/box2d/register.h"
+
+namespace recur::envs {
+void register_bipedal_walker(Registry&) {}
+}  // namespace recur::envs

@@ -1,4 +1,5 @@
 // Trainer::save_state / restore_state: the resume state of a run as JSON.
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/trainer.h"
@@ -87,7 +88,7 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
       snap.envs.push_back(std::move(s));
     }
     snap.episode_start = vec<uint8_t>(j.at("venv_episode_start"));
-    venv_->restore(snap);
+    const int restarted = venv_->restore(snap);
     actor_->set_states(vec<float>(j.at("recurrent_states")));
     const auto& on = j.at("obs_norm");
     actor_->normalizer().set_statistics(vec<double>(on.at("mean")), vec<double>(on.at("var")),
@@ -99,8 +100,17 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
     rn.var = rj.at("var");
     rn.count = rj.at("count");
     loop_->rng().set_state(rng_from(j.at("loop").at("rng")));
-    loop_->restore_flags(vec<uint8_t>(j.at("loop").at("next_episode_start")),
-                         j.at("loop").at("started"));
+    auto starts = vec<uint8_t>(j.at("loop").at("next_episode_start"));
+    if (restarted > 0) {
+      // Envs without a flat state (Box2D) begin new episodes on resume: their recurrent state
+      // slots restart with them, and the cut episodes are not logged.
+      for (size_t i = 0; i < starts.size(); ++i) starts[i] |= venv_->episode_start()[i];
+      spdlog::warn(
+          "{}: {} of {} in-flight episodes cannot be rebuilt from a checkpoint (Box2D world "
+          "state); they start anew on resume, so this run is not bit-identical to an unbroken one",
+          config_.env.id, restarted, config_.env.num_envs);
+    }
+    loop_->restore_flags(starts, j.at("loop").at("started"));
     loop_->set_env_steps(j.at("env_steps"));
     ppo_->rng().set_state(rng_from(j.at("ppo").at("rng")));
     ppo_->set_consecutive_nonfinite(j.at("ppo").at("nonfinite_streak"));

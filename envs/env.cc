@@ -103,7 +103,7 @@ Env::Snapshot Env::snapshot() const {
   return s;
 }
 
-void Env::restore(const Snapshot& s) {
+bool Env::restore(const Snapshot& s) {
   RECUR_CHECK_ARG(s.state.size() == static_cast<size_t>(state_size()),
                   "{}: snapshot holds {} state values, the env has {}", id_, s.state.size(),
                   state_size());
@@ -114,6 +114,13 @@ void Env::restore(const Snapshot& s) {
   needs_reset_ = s.needs_reset;
   elapsed_steps_ = s.elapsed_steps;
   episode_return_ = s.episode_return;
+  if (state_size() > 0 || !has_reset_ || needs_reset_) return false;
+  // No physical state to put back: start a new episode from the restored RNG.
+  reset_impl(rng_);
+  observe(obs_);
+  elapsed_steps_ = 0;
+  episode_return_ = 0;
+  return true;
 }
 
 void Env::draw(render::Canvas&) const {

@@ -118,7 +118,12 @@ class Env {
     double episode_return = 0;
   };
   Snapshot snapshot() const;
-  void restore(const Snapshot& snapshot);
+  // Returns true when the snapshot's episode could not be continued and a new one was started
+  // instead: an env with state_size() 0 (a Box2D world: contacts, warm-start impulses and sleep
+  // timers are not a flat vector) cannot rebuild a running episode, so restore() resets it from
+  // the restored RNG (elapsed steps and return start again at 0). A recurrent caller must then
+  // treat the next step as an episode start.
+  bool restore(const Snapshot& snapshot);
 
  protected:
   struct Outcome {

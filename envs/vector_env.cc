@@ -75,17 +75,22 @@ VectorEnv::Snapshot VectorEnv::snapshot() const {
   return s;
 }
 
-void VectorEnv::restore(const Snapshot& s) {
+int VectorEnv::restore(const Snapshot& s) {
   RECUR_CHECK_ARG(s.envs.size() == envs_.size() && s.episode_start.size() == envs_.size(),
                   "VectorEnv({}): snapshot of {} envs, this has {}", id(), s.envs.size(),
                   envs_.size());
+  episode_start_ = s.episode_start;
+  int restarted = 0;
   for (size_t i = 0; i < envs_.size(); ++i) {
-    envs_[i]->restore(s.envs[i]);
+    if (envs_[i]->restore(s.envs[i])) {
+      episode_start_[i] = 1;
+      ++restarted;
+    }
     const auto obs = envs_[i]->observation();
     std::copy(obs.begin(), obs.end(), obs_.begin() + static_cast<long>(i) * obs_dim_);
   }
-  episode_start_ = s.episode_start;
   reset_called_ = true;
+  return restarted;
 }
 
 void VectorEnv::step(std::span<const float> actions) {

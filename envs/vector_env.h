@@ -61,7 +61,9 @@ class VectorEnv {
     std::vector<uint8_t> episode_start;
   };
   Snapshot snapshot() const;
-  void restore(const Snapshot& snapshot);
+  // Returns the number of envs that restarted their episode (Env::restore: envs without a flat
+  // state); episode_start() is 1 for those.
+  int restore(const Snapshot& snapshot);
 
   std::span<const float> obs() const { return obs_; }                        // (N, obs_dim)
   std::span<const float> rewards() const { return rewards_; }                // (N,)

@@ -112,3 +112,51 @@ TEST_CASE("reset distributions follow Gymnasium's ranges") {
   // Uniform on [-pi, pi): mean 0, standard error pi / sqrt(3 n) ~ 0.04.
   CHECK(std::abs(mean_theta) < 0.2);
 }
+
+namespace {
+// An env whose state is not a flat vector (as a Box2D world): a counter the snapshot cannot hold.
+class OpaqueCounter final : public recur::envs::Env {
+ public:
+  OpaqueCounter()
+      : Env(recur::envs::Space::box(-1e9f, 1e9f, {1}), recur::envs::Space::discrete(2)) {}
+  int resets = 0;
+  double value = 0;
+
+ private:
+  void reset_impl(recur::Rng& rng) override {
+    ++resets;
+    value = rng.uniform(0.0, 1.0);
+  }
+  Outcome step_impl(std::span<const float>) override {
+    value += 1;
+    return {1.0, false};
+  }
+  void observe(std::span<float> obs) const override { obs[0] = static_cast<float>(value); }
+};
+}  // namespace
+
+TEST_CASE("an env without a flat state restarts its episode on restore, from the restored RNG") {
+  OpaqueCounter source;
+  source.reset(7);
+  const float action = 0;
+  for (int i = 0; i < 3; ++i) source.step({&action, 1});
+  const auto snap = source.snapshot();
+  CHECK(snap.state.empty());
+  CHECK(snap.elapsed_steps == 3);
+
+  OpaqueCounter target;
+  CHECK(target.restore(snap));  // restarted: the counter's value was not in the snapshot
+  CHECK(target.resets == 1);
+  CHECK(target.elapsed_steps() == 0);
+  CHECK(target.episode_return() == 0);
+  CHECK(target.episode_start());
+  // The new episode comes from the snapshot's RNG: the source's next reset draws the same value.
+  source.reset();
+  CHECK(target.observation()[0] == source.observation()[0]);
+  target.step({&action, 1});  // steppable, not a dead env
+
+  // An ended episode (needs_reset) or an env never reset is restored as it was.
+  OpaqueCounter fresh;
+  CHECK_FALSE(fresh.restore(OpaqueCounter().snapshot()));
+  CHECK(fresh.resets == 0);
+}

@@ -68,6 +68,10 @@ struct AlgoConfig {
   bool normalize_advantage = true;
   float adam_eps = 1e-5f;
   int max_nonfinite_updates = 5;  // abort after this many skipped (non-finite) updates in a row
+  // Pipelined actor-learner: the actor collects the next rollout (on its own thread, with the
+  // weights of the previous update) while the learner trains on the last one. Policy lag is
+  // exactly 1 update; PPO's ratio against the stored behaviour log-probs corrects it.
+  bool async = false;
 
   bool operator==(const AlgoConfig&) const = default;
 };

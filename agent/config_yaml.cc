@@ -295,7 +295,7 @@ const std::vector<Section>& sections() {
         field("max_grad_norm", &T::algo, &A::max_grad_norm),
         field("target_kl", &T::algo, &A::target_kl),
         field("normalize_advantage", &T::algo, &A::normalize_advantage),
-        field("adam_eps", &T::algo, &A::adam_eps),
+        field("async", &T::algo, &A::async), field("adam_eps", &T::algo, &A::adam_eps),
         field("max_nonfinite_updates", &T::algo, &A::max_nonfinite_updates)}},
       {"run",
        {field("total_env_steps", &T::run, &R::total_env_steps), field("seed", &T::run, &R::seed),

@@ -24,7 +24,8 @@ const std::vector<std::string> kProgressColumns = {
     "env_steps",  "time_s",          "fps",           "episodes",           "return_mean",
     "return_min", "return_max",      "length_mean",   "policy_loss",        "value_loss",
     "entropy",    "approx_kl",       "clip_fraction", "explained_variance", "learning_rate",
-    "grad_norm",  "skipped_updates", "act_time_s",    "learn_time_s"};
+    "grad_norm",  "skipped_updates", "act_time_s",    "learn_time_s",       "wait_time_s",
+    "policy_lag"};
 const std::vector<std::string> kEvalColumns = {"env_steps", "return_mean", "return_std",
                                                "length_mean", "episodes"};
 constexpr size_t kReturnWindow = 100;  // episodes in the progress statistics (as SB3)
@@ -161,14 +162,15 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   double last_print = -1;
   TrainJobResult result;
   result.run_dir = dir.path();
-  while (!trainer.done()) {
-    const IterationStats it = trainer.iterate([&](const EpisodeEnd& e) {
-      monitor.episode(e.episode_return, e.length);
-      returns.push_back(e.episode_return);
-      lengths.push_back(e.length);
-      if (returns.size() > kReturnWindow) returns.pop_front(), lengths.pop_front();
-      ++episodes;
-    });
+  const auto on_episode = [&](const EpisodeEnd& e) {
+    monitor.episode(e.episode_return, e.length);
+    returns.push_back(e.episode_return);
+    lengths.push_back(e.length);
+    if (returns.size() > kReturnWindow) returns.pop_front(), lengths.pop_front();
+    ++episodes;
+  };
+  // One progress.csv row (and TensorBoard scalars, and now and then a progress line) per update.
+  const auto log_iteration = [&](const IterationStats& it) {
     const double elapsed = elapsed_now();
     std::optional<double> rmean, rmin, rmax, lmean;
     if (!returns.empty()) {
@@ -186,7 +188,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     progress.row(it.env_steps, elapsed, fps, episodes, rmean, rmin, rmax, lmean, u.policy_loss,
                  u.value_loss, u.entropy, u.approx_kl, u.clip_fraction, u.explained_variance,
                  u.learning_rate, u.grad_norm, static_cast<int64_t>(u.skipped), it.act_seconds,
-                 it.learn_seconds);
+                 it.learn_seconds, it.wait_seconds, static_cast<int64_t>(it.policy_lag));
     ++progress_rows;
     if (tb) {
       // progress.csv's row under Stable-Baselines3's tags (SB3's entropy_loss is -entropy).
@@ -209,6 +211,8 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       tb->scalar("recur/skipped_minibatches", u.skipped, s);
       tb->scalar("recur/act_time_s", it.act_seconds, s);
       tb->scalar("recur/learn_time_s", it.learn_seconds, s);
+      tb->scalar("recur/wait_time_s", it.wait_seconds, s);
+      tb->scalar("recur/policy_lag", it.policy_lag, s);
       tb->flush();
     }
     if (elapsed - last_print >= 2.0 || trainer.done()) {
@@ -216,7 +220,18 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                    progress_line({it.env_steps, config.run.total_env_steps, fps, rmean, elapsed}));
       last_print = elapsed;
     }
-    if (next_eval > 0 && it.env_steps >= next_eval && !trainer.done()) {
+  };
+  // Async: the rollout collected during the last update is trained on before the trainer's
+  // state is saved (evaluations save it too), so that a resume continues exactly.
+  const auto settle = [&] {
+    if (trainer.pending()) log_iteration(trainer.settle());
+  };
+  while (!trainer.done()) {
+    const IterationStats it = trainer.iterate(on_episode);
+    log_iteration(it);
+    const bool collecting = trainer.env_steps() < config.run.total_env_steps;
+    if (next_eval > 0 && it.env_steps >= next_eval && collecting) {
+      settle();
       evaluate(config.run.eval_episodes, false);
       while (next_eval <= it.env_steps) next_eval += config.run.eval_every;
     }
@@ -227,6 +242,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     const bool stop = (options.stop_requested && options.stop_requested->load()) ||
                       (options.stop_at_env_steps > 0 && it.env_steps >= options.stop_at_env_steps);
     if (stop && !trainer.done()) {
+      settle();
       save_latest();
       spdlog::warn("interrupted at {} env steps: checkpoint written to {}", trainer.env_steps(),
                    dir.latest_checkpoint().string());

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <exception>
+#include <thread>
 
 #include "agent/record/recorder.h"
 #include "core/error.h"
@@ -89,25 +91,113 @@ Trainer::Trainer(const TrainConfig& config) : config_(config) {
   rn.gamma = config.algo.gamma;
   rn.clip = config.env.clip_reward;
   ppo_ = std::make_unique<PpoUpdater>(config.algo, std::move(engine), config.run.seed);
+  // Each env ends at most one episode per step: no reallocation while collecting.
+  for (auto& ends : ends_)
+    ends.reserve(static_cast<size_t>(config.algo.rollout_steps) * config.env.num_envs);
 }
 
 IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on_episode) {
-  using Clock = std::chrono::steady_clock;
+  if (!config_.algo.async) return iterate_sync(on_episode);
+  return iterate_async(on_episode, env_steps() < config_.run.total_env_steps);
+}
+
+IterationStats Trainer::settle() {
+  RECUR_ASSERT(pending_);
+  return iterate_async({}, false);
+}
+
+double Trainer::collect_into(int slot) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto& ends = ends_[slot];
+  ends.clear();
+  rollout_version_[slot] = actor_version_;
+  loop_->collect(config_.algo.rollout_steps, rollouts_[slot],
+                 [&](const EpisodeEnd& e) { ends.push_back(e); });
+  rollout_env_steps_[slot] = loop_->env_steps();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Trainer::learn_from(int slot, IterationStats& it) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t steps = rollout_env_steps_[slot];
+  const double progress =
+      static_cast<double>(steps) / static_cast<double>(config_.run.total_env_steps);
+  it.policy_lag = static_cast<int>(learner_version_ - rollout_version_[slot]);
+  it.update = ppo_->update(rollouts_[slot], progress, steps);
+  ++learner_version_;
+  it.learn_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+IterationStats Trainer::iterate_sync(const std::function<void(const EpisodeEnd&)>& on_episode) {
   IterationStats it;
-  const auto t0 = Clock::now();
-  loop_->collect(config_.algo.rollout_steps, rollout_, [&](const EpisodeEnd& e) {
+  it.act_seconds = collect_into(0);
+  for (const auto& e : ends_[0]) {
     ++it.episodes;
     if (on_episode) on_episode(e);
-  });
-  const auto t1 = Clock::now();
-  const double progress =
-      static_cast<double>(env_steps()) / static_cast<double>(config_.run.total_env_steps);
-  it.update = ppo_->update(rollout_, progress, env_steps());
+  }
+  learn_from(0, it);
+  const auto t0 = std::chrono::steady_clock::now();
   ppo_->engine().publish(*actor_);  // learner -> actor through the converter
-  const auto t2 = Clock::now();
+  actor_version_ = learner_version_;
+  it.learn_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   it.env_steps = env_steps();
-  it.act_seconds = std::chrono::duration<double>(t1 - t0).count();
-  it.learn_seconds = std::chrono::duration<double>(t2 - t1).count();
+  it.policy_version = learner_version_;
+  return it;
+}
+
+IterationStats Trainer::iterate_async(const std::function<void(const EpisodeEnd&)>& on_episode,
+                                      bool collect_next) {
+  using Clock = std::chrono::steady_clock;
+  IterationStats it;
+  auto deliver = [&](int slot) {
+    for (const auto& e : ends_[slot]) {
+      ++it.episodes;
+      if (on_episode) on_episode(e);
+    }
+    ends_[slot].clear();
+  };
+  if (!pending_) {
+    // Nothing to train on yet (the first iteration, or after settle()): the learner waits.
+    it.act_seconds = it.wait_seconds = collect_into(current_);
+    deliver(current_);
+    pending_ = true;
+  }
+  const int next = 1 - current_;
+  // The actor thread owns the VectorEnv, the actor and the loop until it is joined; the learner
+  // touches only the PPO updater and rollouts_[current_]. No other state is shared, so an async
+  // run is as reproducible as a synchronous one (the pipeline changes which weights act, not
+  // when).
+  double act_seconds = 0;
+  std::exception_ptr actor_error;
+  {
+    std::jthread actor;  // joined when this scope ends, also when the learner throws
+    if (collect_next)
+      actor = std::jthread([&] {
+        try {
+          act_seconds = collect_into(next);
+        } catch (...) {
+          actor_error = std::current_exception();
+        }
+      });
+    learn_from(current_, it);
+    const auto t1 = Clock::now();
+    if (actor.joinable()) actor.join();
+    it.wait_seconds += std::chrono::duration<double>(Clock::now() - t1).count();
+  }
+  if (actor_error) std::rethrow_exception(actor_error);
+  const auto t2 = Clock::now();
+  ppo_->engine().publish(*actor_);  // the actor is idle: it never sees half-written weights
+  actor_version_ = learner_version_;
+  it.learn_seconds += std::chrono::duration<double>(Clock::now() - t2).count();
+  it.act_seconds += act_seconds;
+  if (collect_next) {
+    deliver(next);
+    current_ = next;
+  } else {
+    pending_ = false;
+  }
+  it.env_steps = env_steps();
+  it.policy_version = learner_version_;
   return it;
 }
 

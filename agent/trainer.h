@@ -26,9 +26,15 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& config, const envs::Spac
 
 struct IterationStats {
   UpdateStats update;
-  int64_t env_steps = 0;
-  double act_seconds = 0, learn_seconds = 0;
-  int episodes = 0;  // finished during this iteration
+  int64_t env_steps = 0;  // collected so far (async: including the rollout not yet trained on)
+  // act: the actor collecting (async: on its own thread, overlapping learn); learn: the update
+  // and the weight publish; wait: the learner idle, waiting for the actor's rollout.
+  double act_seconds = 0, learn_seconds = 0, wait_seconds = 0;
+  // Updates between the weights that collected the trained rollout and the weights it trained:
+  // 0 in the synchronous mode, 1 in the async pipeline (0 on its first update).
+  int policy_lag = 0;
+  int64_t policy_version = 0;  // updates applied to the learner after this iteration
+  int episodes = 0;            // finished during this iteration
 };
 
 class Trainer {
@@ -41,10 +47,21 @@ class Trainer {
   policy::Device actor_device() const { return actor_placement_.device; }
   policy::Device learner_device() const { return learner_placement_.device; }
   int64_t env_steps() const { return loop_->env_steps(); }
-  bool done() const { return env_steps() >= config_.run.total_env_steps; }
+  // Every env step collected and trained on.
+  bool done() const { return env_steps() >= config_.run.total_env_steps && !pending_; }
 
-  // One unroll + one PPO update; on_episode sees every finished episode (raw return).
+  // Synchronous (algo.async false): one unroll, then one PPO update, then the publish.
+  // Async: the learner trains on the rollout collected last (collecting it first if none is
+  // pending) while the actor thread collects the next one with the current weights (unless all
+  // env steps are collected); both finish before this returns, then the new weights are
+  // published. Between calls nothing runs, so evaluation, checkpoints and policy_tensors() see
+  // a quiet trainer. on_episode sees every finished episode (raw return), on the calling thread.
   IterationStats iterate(const std::function<void(const EpisodeEnd&)>& on_episode);
+  // Async: a collected rollout is waiting for the learner.
+  bool pending() const { return pending_; }
+  // Async: trains on the pending rollout without collecting another, so that the trainer's
+  // state can be saved (save_state() requires !pending()) and a resume continues exactly.
+  IterationStats settle();
 
   // Everything needed to act and to evaluate: parameters + normalizer statistics.
   policy::TensorMap policy_tensors() const;
@@ -71,7 +88,26 @@ class Trainer {
   std::unique_ptr<policy::PolicyActor> actor_;
   std::unique_ptr<ActorLoop> loop_;
   std::unique_ptr<PpoUpdater> ppo_;
-  Rollout rollout_;
+
+  IterationStats iterate_sync(const std::function<void(const EpisodeEnd&)>& on_episode);
+  IterationStats iterate_async(const std::function<void(const EpisodeEnd&)>& on_episode,
+                               bool collect_next);
+  // Collects rollouts_[slot] with the actor's weights (version actor_version_); the finished
+  // episodes go to ends_[slot], delivered later on the calling thread. Returns seconds.
+  double collect_into(int slot);
+  // One PPO update on rollouts_[slot] and the publish to the actor.
+  void learn_from(int slot, IterationStats& it);
+
+  // Two rollout buffers: the learner reads one while the actor fills the other.
+  Rollout rollouts_[2];
+  int64_t rollout_version_[2] = {0, 0};    // actor weights version that collected each
+  int64_t rollout_env_steps_[2] = {0, 0};  // env steps at the end of each's collection
+  int current_ = 0;                        // the pending (async) or last rollout
+  bool pending_ = false;
+  int64_t learner_version_ = 0;  // updates applied
+  // The version the actor holds; written only while the actor thread is not running.
+  int64_t actor_version_ = 0;
+  std::vector<EpisodeEnd> ends_[2];
 };
 
 }  // namespace recur::agent

@@ -31,8 +31,10 @@ std::vector<T> vec(const json& j) {
 
 std::string Trainer::save_state() const {
   json j;
+  RECUR_ASSERT(!pending_);  // async: settle() first, the pending rollout is not saved
   j["format"] = "recur.trainer_state/1";
   j["env_steps"] = env_steps();
+  j["policy_version"] = learner_version_;
   const auto snap = venv_->snapshot();
   json envs = json::array();
   for (const auto& e : snap.envs)
@@ -112,6 +114,8 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
     }
     loop_->restore_flags(starts, j.at("loop").at("started"));
     loop_->set_env_steps(j.at("env_steps"));
+    // Absent in states written before the async mode existed.
+    learner_version_ = actor_version_ = j.value("policy_version", int64_t{0});
     ppo_->rng().set_state(rng_from(j.at("ppo").at("rng")));
     ppo_->set_consecutive_nonfinite(j.at("ppo").at("nonfinite_streak"));
     policy::TensorMap adam;

@@ -65,7 +65,7 @@ LINE_PANELS = [
     ("approx KL, clip fraction", ["approx_kl", "clip_fraction"]),
     ("explained variance", ["explained_variance"]),
     ("throughput (env steps / s)", ["fps"]),
-    ("time per update (s)", ["act_time_s", "learn_time_s"]),
+    ("time per update (s)", ["act_time_s", "learn_time_s", "wait_time_s"]),
     ("learning rate", ["learning_rate"]),
 ]
 

@@ -47,7 +47,7 @@ agent::TrainConfig small_config(const std::string& dir) {
   return c;
 }
 
-// progress.csv without its timing columns (time_s, fps, act_time_s, learn_time_s).
+// progress.csv without its timing columns (time_s, fps, act_time_s, learn_time_s, wait_time_s).
 std::vector<std::string> progress_without_timing(const std::filesystem::path& run) {
   std::ifstream in(run / "progress.csv");
   std::vector<std::string> rows;
@@ -61,7 +61,7 @@ std::vector<std::string> progress_without_timing(const std::filesystem::path& ru
     if (header) {
       for (size_t i = 0; i < cells.size(); ++i)
         if (cells[i] == "time_s" || cells[i] == "fps" || cells[i] == "act_time_s" ||
-            cells[i] == "learn_time_s")
+            cells[i] == "learn_time_s" || cells[i] == "wait_time_s")
           skip.push_back(i);
       header = false;
     }

@@ -1,14 +1,17 @@
-// `recur bench envs|rnn|rnn-gpu|devices`: env stepping speed (bench_envs.h), the CPU executors
-// (bench_rnn.h), the GPU executors against the CPU ones (bench_rnn_gpu.h) and the whole policy's
-// actor step and PPO minibatch per device (bench_devices.h).
+// `recur bench envs|rnn|rnn-gpu|devices|train`: env stepping speed (bench_envs.h), the CPU
+// executors (bench_rnn.h), the GPU executors against the CPU ones (bench_rnn_gpu.h), the whole
+// policy's actor step and PPO minibatch per device (bench_devices.h), and a training config's
+// throughput, synchronous vs async actor-learner (bench_train.h).
 #include <fmt/format.h>
 
 #include <memory>
 
+#include "agent/config_yaml.h"
 #include "tools/bench_devices.h"
 #include "tools/bench_envs.h"
 #include "tools/bench_rnn.h"
 #include "tools/bench_rnn_gpu.h"
+#include "tools/bench_train.h"
 #include "tools/commands.h"
 
 namespace recur::cli {
@@ -157,6 +160,42 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
   });
 }
 
+void add_train_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "train", "A training config's env steps/s, synchronous vs async actor-learner");
+  struct Args {
+    std::string config;
+    std::vector<std::string> overrides;
+    int updates = 20;
+    std::vector<std::string> modes = {"sync", "async"};
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("config", args->config, "Training config (YAML)")->required();
+  cmd->add_option("--set", args->overrides, "Override a key: section.key=value (repeatable)");
+  cmd->add_option("--updates", args->updates, "Timed updates per mode (after one warm-up)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--modes", args->modes, "Modes to time, in this order")->delimiter(',');
+  cmd->callback([args, &exit_code] {
+    const auto config = agent::load_config(args->config, args->overrides);
+    const auto rows = bench_train(config, args->updates, args->modes);
+    fmt::print(
+        "{}: {} envs x {} steps per update, {} epochs x {} minibatches, actor {} / learner {}\n",
+        config.env.id, config.env.num_envs, config.algo.rollout_steps, config.algo.epochs,
+        config.algo.num_minibatches, config.device.actor, config.device.learner);
+    fmt::print("{:<6} {:>8} {:>10} {:>12} {:>8} {:>8} {:>8} {:>9} {:>8}\n", "mode", "updates",
+               "env steps", "env steps/s", "act s", "learn s", "wait s", "lag mean", "lag max");
+    for (const auto& r : rows)
+      fmt::print("{:<6} {:>8} {:>10} {:>12.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.2f} {:>8}\n", r.mode,
+                 r.updates, r.env_steps, r.steps_per_s(), r.act_s, r.learn_s, r.wait_s, r.lag_mean,
+                 r.lag_max);
+    if (rows.size() == 2)
+      fmt::print("{} / {}: {:.2f}x env steps/s\n", rows[1].mode, rows[0].mode,
+                 rows[1].steps_per_s() / rows[0].steps_per_s());
+    exit_code = 0;
+  });
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, int& exit_code) {
@@ -213,6 +252,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_rnn_bench(*bench, exit_code);
   add_rnn_gpu_bench(*bench, exit_code);
   add_devices_bench(*bench, exit_code);
+  add_train_bench(*bench, exit_code);
 }
 
 }  // namespace recur::cli

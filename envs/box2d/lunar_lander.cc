@@ -117,6 +117,7 @@ void LunarLander::draw(render::Canvas& canvas) const {
                         {t.chunk_x[i + 1], ll::kH},
                         {t.chunk_x[i], ll::kH}};
     canvas.fill_polygon(sky, render::kBlack);
+    canvas.stroke_polygon(sky, render::kBlack, 1);  // Gymnasium's aapolygon: no seams between
   }
 
   // The lander, then its legs (Gymnasium's drawlist), each fixture at its body's transform.

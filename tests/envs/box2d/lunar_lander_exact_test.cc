@@ -190,3 +190,41 @@ TEST_CASE("LunarLander exact: wind signal and the RNG draws of reset and step") 
     CHECK(env.rng().state() == ref.state());
   }
 }
+
+TEST_CASE("LunarLander exact: bodies, fixtures and joints as Gymnasium creates them") {
+  ll::Sim sim({});
+  sim.build({});
+  // Masses and inertia as pybox2d reports them (docs BOX2D.md 1.1, probe); inertia about the
+  // body origin. Box2D 2.4 computes polygon mass about the first vertex (2.3: the average):
+  // equal to float rounding.
+  const b2Body* lander = sim.lander();
+  CHECK(lander->GetMass() == doctest::Approx(4.8167).epsilon(1e-4));
+  CHECK(lander->GetLocalCenter().y == doctest::Approx(0.10131).epsilon(1e-3));
+  CHECK(lander->GetPosition().x == 10.0f);
+  CHECK(lander->GetPosition().y == static_cast<float>(400 / 30.0));
+  const b2Fixture* hull = lander->GetFixtureList();
+  CHECK(hull->GetFriction() == 0.1f);
+  CHECK(hull->GetRestitution() == 0.0f);
+  CHECK(hull->GetFilterData().categoryBits == 0x0010);
+  CHECK(hull->GetFilterData().maskBits == 0x0001);
+  for (int k = 0; k < 2; ++k) {
+    CAPTURE(k);
+    const double i = k == 0 ? -1 : 1;
+    const b2Body* leg = sim.leg(k);
+    CHECK(leg->GetMass() == doctest::Approx(0.071111).epsilon(1e-4));
+    CHECK(leg->GetPosition().x == static_cast<float>(10 - i * 20 / 30.0));
+    CHECK(leg->GetAngle() == static_cast<float>(i * 0.05));
+    const b2Fixture* f = leg->GetFixtureList();
+    CHECK(f->GetFriction() == doctest::Approx(0.2));  // Box2D's default, as pybox2d's
+    CHECK(f->GetFilterData().categoryBits == 0x0020);
+    const auto* joint = static_cast<const b2RevoluteJoint*>(leg->GetJointList()->joint);
+    CHECK(leg->GetJointList()->other == lander);
+    CHECK(joint->GetReferenceAngle() == static_cast<float>(i * 0.05));
+    CHECK(joint->GetLocalAnchorB().x == static_cast<float>(i * 20 / 30.0));
+    CHECK(joint->GetLocalAnchorB().y == static_cast<float>(18 / 30.0));
+    CHECK(joint->GetMotorSpeed() == static_cast<float>(0.3 * i));
+    CHECK(joint->GetMaxMotorTorque() == 40.0f);
+    CHECK(joint->GetLowerLimit() == (k == 0 ? 0.4f : -0.9f));
+    CHECK(joint->GetUpperLimit() == (k == 0 ? 0.9f : -0.4f));
+  }
+}

@@ -3,12 +3,18 @@
 // fixed action sequences (discrete, continuous with out-of-range values, other gravity, wind).
 // The lander's position, velocity, angle and angular velocity must follow Gymnasium's.
 //
-// Why loose tolerances: Box2D 2.4.1 is not pybox2d's 2.3 (joint limits, gravity integration and
-// polygon mass rounding differ: docs BOX2D.md section 3), so the bodies drift apart by float32
-// rounding amplified through the legs' joints. Measured over these episodes (all in the air for
-// 20 steps) the worst differences are below kTolerance / 10; a wrong constant, anchor, impulse
-// point, engine power, reference angle or gravity moves them by more than kTolerance within a few
-// steps (checked by mutating each one; see the report in the commit that added this test).
+// Why tolerances at all: Box2D 2.4.1 is not pybox2d's 2.3 (joint limits, gravity integration and
+// polygon mass rounding differ: docs BOX2D.md section 3), so the bodies differ by float32
+// rounding from the first step. Measured worst over these 10 episodes x 20 steps (Gymnasium
+// 1.4.0, box2d 2.3.10): position 1.3e-5 m, velocity 1.7e-4 m/s, angle 4.3e-5 rad, angular
+// velocity 6.0e-4 rad/s. The tolerances below are 8-15x those. Each of these mutations, made
+// by hand, failed this test (hundreds of failed checks, most from step 0-2): main engine power
+// 13 -> 12.5, main engine offset 4 -> 3 px, side engine height 14 -> 17 px, side engine away
+// 12 -> 11 px, impulses at the centre of mass instead of the body origin, referenceAngle 0,
+// legs created at angle 0, leg anchor 18 -> 17 px, hull density 5 -> 4.9, leg motor speed 0,
+// dispersions ignored, initial force x/y swapped, solver iterations 180/60 -> 8/3. Not visible
+// here (angles stay < 0.05 rad, legs never touch): the side engine's 17-vs-14 x offset and the
+// leg friction, which lunar_lander_exact_test.cc checks directly.
 #include <doctest/doctest.h>
 
 #include <algorithm>

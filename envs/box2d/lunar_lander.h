@@ -1,8 +1,8 @@
 // LunarLander-v3 and LunarLanderContinuous-v3, ported from Gymnasium 1.x
 // (gymnasium/envs/box2d/lunar_lander.py) onto Debian's Box2D 2.4.1. Land a rocket on the pad
 // between the flags.
-//   action  LunarLander-v3: Discrete(4): 0 nothing, 1 left engine (pushes right... fires the side
-//           engine with direction -1), 2 main engine, 3 right engine (direction +1).
+//   action  LunarLander-v3: Discrete(4): 0 nothing, 1 left orientation engine (side engine,
+//           direction -1), 2 main engine, 3 right orientation engine (direction +1).
 //           LunarLanderContinuous-v3: Box(-1, 1, (2,)), clipped to [-1, 1]: a0 > 0 fires the main
 //           engine at (a0 + 1) / 2; |a1| > 0.5 fires a side engine (sign(a1)) at |a1|.
 //   obs     Box(8): [(x - 10) / 10, (y - 3.933) / 6.667, 0.2 vx, 0.133 vy, angle, 0.4 omega,

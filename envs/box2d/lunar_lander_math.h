@@ -54,9 +54,9 @@ State make_state(const BodyState& body, double helipad_y);
 // -100 |pos| - 100 |vel| - 100 |angle| + 10 per leg in contact, from the float64 state.
 double shaping(const State& s);
 
-// Engine throttles from an action: main in {0} or [0.5, 1], side in {0} or [0.5, 1], side
-// direction -1 (left engine, pushes right... as Gymnasium: action 1) or +1 (action 3).
-// Continuous actions are clipped to [-1, 1] first; discrete actions are 0..3.
+// Engine throttles from an action: main and side each 0 (off) or in [0.5, 1]; the side engine's
+// direction is -1 (discrete action 1, or a1 < -0.5) or +1 (action 3, or a1 > 0.5). Continuous
+// actions are clipped to [-1, 1] first; discrete actions are 0..3.
 struct Throttle {
   double main = 0;
   double side = 0;

@@ -11,8 +11,10 @@
 // Memory: build() creates a new b2World (Gymnasium v3 does so on every reset) and its bodies;
 // step() allocates nothing itself. Box2D allocates through b2Alloc (malloc, not operator new):
 // contacts come from its block allocator, which keeps freed blocks for reuse, and the solver's
-// per-step arrays from its stack allocator (a 100 KiB buffer made with the world), so a
-// steady-state step reuses memory; a new contact pair can still take a fresh 16 KiB chunk.
+// per-step arrays from its stack allocator (a 100 KiB buffer inside b2World). Measured with a
+// counting malloc over 50 heuristic episodes per id: 12 malloc calls per reset and exactly one
+// per episode in its steps (the block allocator's first 16 KiB chunk, at the first contact of
+// the fresh world); none otherwise.
 #pragma once
 
 #include <box2d/box2d.h>

@@ -34,8 +34,14 @@ constexpr int kHorizon = 15;  // steps compared after the reset step
 //     Gymnasium quirk, BOX2D.md 1.4); pybox2d's stateful limit tears the knee open by up to
 //     0.9 rad for several steps, 2.4.1's does not: pos 0.12, angle 0.18, joint angle 1.6. Only
 //     the hull's position and angle are checked there, loosely.
-// Mutations caught by these tolerances (each checked by editing bipedal_walker_physics.cc):
-// see the report in the commit that added this test.
+// Mutations caught (each checked by editing bipedal_walker_physics.cc and running this test):
+// hip referenceAngle 0 instead of -+0.05, knee referenceAngle 0.05, LEG_DOWN -9/30 instead of
+// -8/30, knee anchor 0.9 LEG_H/2, lower-leg width LEG_W instead of 0.8 LEG_W, hip speed 5
+// instead of 4, knee speed 5 instead of 6, hip upper limit 1.0, knee lower limit -1.5, gravity
+// -9.8, hull density 4.5, lidar angle step 1.4/10, the push along y instead of x. Not caught
+// here (nothing in 40 steps depends on them enough): maximum motor torque 70 instead of 80 and
+// terrain friction 1.0 instead of 2.5; the heuristic statistics test catches both (z = -27 and
+// -17).
 struct Tol {
   double pos, vel, angle, omega, joint_angle, lidar;
 };
@@ -82,6 +88,17 @@ TEST_CASE("BipedalWalker follows Gymnasium's trajectory over the first steps") {
     int contact_differs = 0;  // steps whose lower-leg contact flags differ
     Gap gap;
     gap.add(physics.state(), e.reset_raw.state());
+    // The reset step (motors off, the legs pulled onto their anchors, no limit active yet in
+    // either version's solver order) agrees to float32 rounding: measured pos <= 1 ulp (9.5e-7),
+    // vel 4.5e-8, angle 1.7e-8, joint angle 1.2e-6.
+    CHECK(gap.pos <= 1e-5);
+    CHECK(gap.vel <= 1e-5);
+    CHECK(gap.angle <= 1e-6);
+    CHECK(gap.joint_angle <= 1e-5);
+    if (verbose)
+      std::printf("%s seed %d reset step: pos %.2e vel %.2e angle %.2e joint angle %.2e\n",
+                  e.hardcore ? "hardcore" : "normal", e.seed, gap.pos, gap.vel, gap.angle,
+                  gap.joint_angle);
     for (size_t t = 0; t < e.steps.size() && t < kHorizon; ++t) {
       CAPTURE(t);
       const auto& s = e.steps[t];

@@ -41,6 +41,16 @@ TEST_CASE("registered time limits and thresholds follow Gymnasium") {
   CHECK(reg.at("Acrobot-v1").max_episode_steps == 500);
   CHECK(reg.at("CartPoleNoVel-v1").max_episode_steps == 500);
   CHECK(reg.at("RepeatPreviousHard-v0").max_episode_steps == 0);
+  for (const char* id : {"LunarLander-v3", "LunarLanderContinuous-v3", "LunarLanderNoVel-v3",
+                         "LunarLanderContinuousNoVel-v3"}) {
+    CAPTURE(id);
+    CHECK(reg.at(id).max_episode_steps == 1000);
+    CHECK(*reg.at(id).reward_threshold == 200.0);
+  }
+  CHECK(reg.at("BipedalWalker-v3").max_episode_steps == 1600);
+  CHECK(reg.at("BipedalWalkerHardcore-v3").max_episode_steps == 2000);
+  CHECK(*reg.at("BipedalWalker-v3").reward_threshold == 300.0);
+  CHECK(*reg.at("BipedalWalkerHardcore-v3").reward_threshold == 300.0);
 }
 
 TEST_CASE("unknown ids and options name the closest matches") {

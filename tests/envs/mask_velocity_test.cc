@@ -10,10 +10,13 @@ TEST_CASE("NoVel envs equal their base env with velocities zeroed") {
     const char* base;
     std::vector<int> masked;
   };
-  for (const auto& c : {Case{"CartPoleNoVel-v1", "CartPole-v1", {1, 3}},
-                        Case{"PendulumNoVel-v1", "Pendulum-v1", {2}},
-                        Case{"MountainCarNoVel-v0", "MountainCar-v0", {1}},
-                        Case{"MountainCarContinuousNoVel-v0", "MountainCarContinuous-v0", {1}}}) {
+  for (const auto& c :
+       {Case{"CartPoleNoVel-v1", "CartPole-v1", {1, 3}},
+        Case{"PendulumNoVel-v1", "Pendulum-v1", {2}},
+        Case{"MountainCarNoVel-v0", "MountainCar-v0", {1}},
+        Case{"MountainCarContinuousNoVel-v0", "MountainCarContinuous-v0", {1}},
+        Case{"LunarLanderNoVel-v3", "LunarLander-v3", {2, 3, 5}},
+        Case{"LunarLanderContinuousNoVel-v3", "LunarLanderContinuous-v3", {2, 3, 5}}}) {
     CAPTURE(c.novel);
     auto novel = recur::envs::make(c.novel);
     auto base = recur::envs::make(c.base);

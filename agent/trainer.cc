@@ -98,7 +98,7 @@ Trainer::Trainer(const TrainConfig& config) : config_(config) {
 
 IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on_episode) {
   if (!config_.algo.async) return iterate_sync(on_episode);
-  return iterate_async(on_episode, env_steps() < config_.run.total_env_steps);
+  return iterate_async(on_episode, true);
 }
 
 IterationStats Trainer::settle() {
@@ -146,7 +146,7 @@ IterationStats Trainer::iterate_sync(const std::function<void(const EpisodeEnd&)
 }
 
 IterationStats Trainer::iterate_async(const std::function<void(const EpisodeEnd&)>& on_episode,
-                                      bool collect_next) {
+                                      bool may_collect) {
   using Clock = std::chrono::steady_clock;
   IterationStats it;
   auto deliver = [&](int slot) {
@@ -162,6 +162,8 @@ IterationStats Trainer::iterate_async(const std::function<void(const EpisodeEnd&
     deliver(current_);
     pending_ = true;
   }
+  // Collect the next rollout unless every env step is in (decided after the fill above).
+  const bool collect_next = may_collect && env_steps() < config_.run.total_env_steps;
   const int next = 1 - current_;
   // The actor thread owns the VectorEnv, the actor and the loop until it is joined; the learner
   // touches only the PPO updater and rollouts_[current_]. No other state is shared, so an async

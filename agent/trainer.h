@@ -90,8 +90,9 @@ class Trainer {
   std::unique_ptr<PpoUpdater> ppo_;
 
   IterationStats iterate_sync(const std::function<void(const EpisodeEnd&)>& on_episode);
+  // may_collect false: train on the pending rollout only (settle()).
   IterationStats iterate_async(const std::function<void(const EpisodeEnd&)>& on_episode,
-                               bool collect_next);
+                               bool may_collect);
   // Collects rollouts_[slot] with the actor's weights (version actor_version_); the finished
   // episodes go to ends_[slot], delivered later on the calling thread. Returns seconds.
   double collect_into(int slot);

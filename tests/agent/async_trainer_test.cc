@@ -92,7 +92,8 @@ TEST_CASE("async: a stop settles the pending rollout, checkpoints and resumes") 
   auto c = small(true);
   c.run.output_dir = dir.path.string();
   c.run.total_env_steps = 1024;
-  c.run.eval_every = 512;
+  c.run.eval_every =
+      480;  // evaluations (and settles) at 512 and at 960, one rollout before the end
   c.run.eval_episodes = 2;
   c.run.final_eval_episodes = 2;
   std::atomic<bool> stop{true};
@@ -106,6 +107,8 @@ TEST_CASE("async: a stop settles the pending rollout, checkpoints and resumes") 
   agent::TrainJobOptions full;
   full.name = "full";
   const auto unbroken = agent::run_train_job(c, agent::to_yaml(c), full);
+  // Evaluations settle the pipeline; it refills without collecting past the budget.
+  CHECK(unbroken.env_steps == 1024);
   agent::TrainJobOptions part;
   part.name = "part";
   part.stop_at_env_steps = 512;

@@ -26,14 +26,14 @@ std::vector<EpisodeRecord> run_heuristic_rollout(const HeuristicRolloutConfig& c
     auto controller = envs::make_heuristic(config.env_id);
     std::vector<float> action(static_cast<size_t>(env->action_dim()));
     for (int k = slice; k < config.episodes; k += pool.size()) {
-      auto obs = env->reset(derive_seed(config.seed, static_cast<uint64_t>(k)));
+      const auto obs = env->reset(derive_seed(config.seed, static_cast<uint64_t>(k)));
       controller->reset();
-      envs::StepResult r;
-      do {
-        controller->act(obs, action);
+      controller->first_action(obs, action);
+      envs::StepResult r = env->step(action);
+      while (!r.done()) {
+        controller->act(r.obs, action);
         r = env->step(action);
-        obs = r.obs;
-      } while (!r.done());
+      }
       out[static_cast<size_t>(k)] = {k, env->episode_return(), env->elapsed_steps(), r.truncated};
     }
   });

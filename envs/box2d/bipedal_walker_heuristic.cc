@@ -27,6 +27,10 @@ class BipedalWalkerHeuristic final : public HeuristicController {
     knee_ = {kSupportKneeAngle, false};
   }
 
+  void first_action(std::span<const float>, std::span<float> action) override {
+    std::fill(action.begin(), action.end(), 0.0f);  // Gymnasium's loop starts with a = [0, 0, 0, 0]
+  }
+
   void act(std::span<const float> s, std::span<float> action) override {
     const size_t moving_base = 4 + 5 * static_cast<size_t>(moving_leg_);
     const size_t supporting_base = 4 + 5 * static_cast<size_t>(supporting_leg_);

@@ -17,6 +17,12 @@ class HeuristicController {
   virtual void reset() {}
   // Writes the action for observation `obs` (the env's unmasked observation).
   virtual void act(std::span<const float> obs, std::span<float> action) = 0;
+  // The episode's first action, for the reset observation. Gymnasium's loops differ here:
+  // LunarLander's demo acts on the reset observation (the default); BipedalWalker's __main__ gait
+  // steps a zero action first and acts on the observations that steps return.
+  virtual void first_action(std::span<const float> obs, std::span<float> action) {
+    act(obs, action);
+  }
 };
 
 // The controller for a registered id (NoVel ids excluded: Gymnasium's controllers read the

@@ -72,6 +72,11 @@ struct AlgoConfig {
   // weights of the previous update) while the learner trains on the last one. Policy lag is
   // exactly 1 update; PPO's ratio against the stored behaviour log-probs corrects it.
   bool async = false;
+  // Async only: the PPO ratio is taken against the learner's policy at the start of the update
+  // (one extra forward pass over the rollout) instead of the behaviour policy one update older,
+  // and each sample's advantage is weighted by min(1, pi_start / pi_behaviour) (decoupled PPO,
+  // Hilton et al. 2021, with IMPALA's rho-bar = 1). Measured: docs/PERFORMANCE.md.
+  bool async_anchor = true;
 
   bool operator==(const AlgoConfig&) const = default;
 };

@@ -17,7 +17,7 @@ PpoUpdater::PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engi
 PpoUpdater::PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner, uint64_t seed)
     : PpoUpdater(config, make_host_ppo_engine(learner, config.adam_eps), seed) {}
 
-UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps) {
+UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, int policy_lag) {
   const int T = r.T, N = r.N;
   const auto tn = static_cast<size_t>(T) * N;
   compute_gae(T, N, cfg_.gamma, cfg_.gae_lambda, r.rewards, r.values, r.terminated, r.truncated,
@@ -38,6 +38,24 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps) {
   loss.vf_coef = cfg_.vf_coef;
   loss.ent_coef = cfg_.ent_coef;
   engine_->begin_update(r);
+  if (policy_lag > 0 && cfg_.async_anchor) {
+    // The proximal policy: the learner's before this update. Ratios are taken against it; the
+    // behaviour policy (one update older) enters as a truncated importance weight.
+    anchor_logp_.resize(static_cast<size_t>(T) * per_mb);
+    std::vector<int> cols(static_cast<size_t>(per_mb));
+    for (int first = 0; first < N; first += per_mb) {
+      std::iota(cols.begin(), cols.end(), first);
+      engine_->log_probs(cols, anchor_logp_);
+      for (int t = 0; t < T; ++t)
+        for (int j = 0; j < per_mb; ++j) {
+          const size_t i = static_cast<size_t>(t) * N + first + j;
+          const float prox = anchor_logp_[static_cast<size_t>(t) * per_mb + j];
+          r.advantages[i] *= std::min(1.0f, std::exp(prox - r.log_probs[i]));
+          r.log_probs[i] = prox;
+        }
+    }
+    engine_->begin_update(r);  // an engine that copies the rollout sees the new columns
+  }
   double kl_sum = 0, clip_sum = 0, pg_sum = 0, vl_sum = 0, ent_sum = 0, gn_sum = 0;
   for (int epoch = 0; epoch < cfg_.epochs; ++epoch) {
     std::iota(order.begin(), order.end(), 0);

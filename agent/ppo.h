@@ -35,7 +35,9 @@ class PpoUpdater {
   // Computes GAE into the rollout and updates the learner's parameters. progress in [0, 1]
   // drives the linear learning-rate schedule.
   // env_steps names the update in warnings and errors.
-  UpdateStats update(Rollout& rollout, double progress, int64_t env_steps = 0);
+  // policy_lag > 0 (the async pipeline) with algo.async_anchor re-anchors the ratio at the
+  // learner's current policy (see AlgoConfig::async_anchor).
+  UpdateStats update(Rollout& rollout, double progress, int64_t env_steps = 0, int policy_lag = 0);
 
   PpoEngine& engine() { return *engine_; }
   const PpoEngine& engine() const { return *engine_; }
@@ -49,6 +51,7 @@ class PpoUpdater {
   std::unique_ptr<PpoEngine> engine_;
   Rng rng_;
   int nonfinite_streak_ = 0;
+  std::vector<float> anchor_logp_;  // (T, N / num_minibatches) scratch of async_anchor
 };
 
 }  // namespace recur::agent

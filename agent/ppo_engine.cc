@@ -104,6 +104,26 @@ class HostPpoEngine final : public PpoEngine {
     return out;
   }
 
+  void log_probs(std::span<const int> envs, std::span<float> out) override {
+    RECUR_ASSERT(r_ != nullptr);
+    const Rollout& r = *r_;
+    const int T = r.T, N = r.N, B = static_cast<int>(envs.size());
+    const auto m = static_cast<size_t>(T) * B;
+    RECUR_ASSERT(out.size() == m);
+    gather(r.obs, T, N, r.obs_dim, envs, obs_);
+    gather(r.actions, T, N, r.action_dim, envs, actions_);
+    gather(r.episode_start, T, N, 1, envs, starts_);
+    state0_.resize(static_cast<size_t>(B) * r.state_size);
+    for (int j = 0; j < B; ++j)
+      std::copy_n(r.initial_state.begin() + static_cast<size_t>(envs[j]) * r.state_size,
+                  r.state_size, state0_.begin() + static_cast<size_t>(j) * r.state_size);
+    logp_.resize(m);
+    ent_.resize(m);
+    values_.resize(m);
+    learner_.evaluate(T, B, obs_, actions_, starts_, state0_, logp_, ent_, values_);
+    std::copy(logp_.begin(), logp_.end(), out.begin());
+  }
+
   void apply(double grad_norm, double max_grad_norm, double lr) override {
     const float scale = kernels::clip_scale(grad_norm, max_grad_norm);
     if (scale != 1.0f)

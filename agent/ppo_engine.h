@@ -58,6 +58,11 @@ class PpoEngine {
   // env columns `envs` of the rollout given to begin_update (B = envs.size()).
   virtual MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
                                   bool normalize_advantage) = 0;
+  // Log-probabilities of the rollout's actions under the current parameters, for env columns
+  // `envs` of the rollout given to begin_update: out is (T, envs.size()), time-major. Replays the
+  // columns as compute() does, without a backward pass: the async mode's proximal policy
+  // (algo.async_anchor).
+  virtual void log_probs(std::span<const int> envs, std::span<float> out) = 0;
   // Scales the gradients by clip_scale(grad_norm, max_grad_norm), then one Adam step with lr.
   virtual void apply(double grad_norm, double max_grad_norm, double lr) = 0;
 

@@ -123,7 +123,7 @@ void Trainer::learn_from(int slot, IterationStats& it) {
   const double progress =
       static_cast<double>(steps) / static_cast<double>(config_.run.total_env_steps);
   it.policy_lag = static_cast<int>(learner_version_ - rollout_version_[slot]);
-  it.update = ppo_->update(rollouts_[slot], progress, steps);
+  it.update = ppo_->update(rollouts_[slot], progress, steps, it.policy_lag);
   ++learner_version_;
   it.learn_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

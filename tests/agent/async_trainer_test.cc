@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -78,6 +79,32 @@ TEST_CASE(
   // Different weights acted, so the runs differ; the episodes themselves start alike (version 0
   // acts on the first two rollouts in async, the first one in sync).
   CHECK_FALSE(same_weights(sync.weights, async.weights));
+}
+
+TEST_CASE("async: the anchor takes the ratio against the learner's policy at the update's start") {
+  // One epoch of one minibatch: the update's statistics are its first minibatch's. Anchored, the
+  // ratio starts at exactly 1 (the anchor's log-probs come from the same forward pass as the
+  // loss's), so approx KL and clip fraction are 0 on every update; against the behaviour policy
+  // one update older they are not.
+  for (const bool anchor : {true, false}) {
+    CAPTURE(anchor);
+    auto c = small(true);
+    c.algo.epochs = 1;
+    c.algo.num_minibatches = 1;
+    c.algo.async_anchor = anchor;
+    agent::Trainer t(c);
+    double kl_after_first = 0;
+    while (!t.done()) {
+      const auto it = t.iterate(nullptr);
+      if (it.policy_lag == 0) continue;
+      if (anchor) {
+        CHECK(it.update.approx_kl == 0.0);
+        CHECK(it.update.clip_fraction == 0.0);
+      }
+      kl_after_first += std::abs(it.update.approx_kl);
+    }
+    if (!anchor) CHECK(kl_after_first > 0.0);
+  }
 }
 
 TEST_CASE("async: runs repeat exactly (the threads share no state while both run)") {

@@ -11,7 +11,7 @@
 #                        "GPU cases: P / N passed"
 #   gpu-failures.log     the full output of every case that did not pass
 #   compute-sanitizer.txt  memcheck over the GPU kernels' and executors' cases
-#   bench-rnn-gpu.txt, bench-devices.txt
+#   bench-rnn-gpu.txt, bench-devices.txt, bench-train-async.txt (sync vs async, cuda/cuda)
 #   train-*.txt          end-to-end runs: the main job on all four device combinations, and the
 #                        larger policy (hidden 256, 64 envs, 200k steps) as cpu/cpu, cpu/cuda and
 #                        cuda/cuda
@@ -114,5 +114,17 @@ for combo in cuda/cuda cpu/cuda cpu/cpu; do
     train "large-${combo/\//-}" "$(( $(left) < 150 ? $(left) : 150 ))" "${large[@]}" \
       --set device.actor="${combo%/*}" --set device.learner="${combo#*/}"
 done
+# The async actor-learner (algo.async, with its anchor pass): the main job on the GPU combos, and
+# sync vs async throughput at 1024 envs / LSTM 256 (issue 14's >= 300k env steps/s goal).
+for combo in cuda/cuda cpu/cuda; do
+  section "train async $combo" 30 &&
+    train "async-${combo/\//-}" 90 --set algo.async=true --set device.actor="${combo%/*}" \
+      --set device.learner="${combo#*/}"
+done
+section "bench train async" 60 &&
+  timeout 150 $R bin/recur bench train "$root/configs/cartpole_novel.yaml" --updates 10 \
+    --set env.num_envs=1024 --set policy.hidden=256 --set algo.num_minibatches=4 \
+    --set algo.epochs=4 --set device.actor=cuda --set device.learner=cuda \
+    >"$out/bench-train-async.txt" 2>&1
 rm -rf "$out/runs"
 echo "gpu-run: done in $((SECONDS - start)) s; logs in $out"

@@ -269,3 +269,25 @@ TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
   }
   CHECK(solved >= 2);
 }
+
+TEST_CASE("a Box2D run resumes: envs without a flat state restart their in-flight episodes") {
+  const recur::test::TempDir dir("box2d_resume");
+  auto c = small_config(dir.path.string());
+  c.env.id = "LunarLander-v3";
+  c.run.total_env_steps = 2048;
+  c.run.eval_every = 1024;
+  agent::TrainJobOptions part = named("part");
+  part.stop_at_env_steps = 1024;
+  const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
+  CHECK(first.interrupted);
+  agent::TrainJobOptions rest;
+  rest.resume_dir = first.run_dir;
+  // The trainer's constructor has reset every env (a fresh world); Env::restore then starts a new
+  // episode from the checkpoint's RNG and the actor resets those slots (env_test.cc checks the
+  // env side), instead of continuing the old episode's step count, return and recurrent state on
+  // a world that restarted.
+  const auto resumed = agent::run_train_job(c, agent::to_yaml(c), rest);
+  CHECK_FALSE(resumed.interrupted);
+  CHECK(resumed.env_steps == 2048);
+  CHECK(resumed.final_eval.returns.size() == 3);
+}

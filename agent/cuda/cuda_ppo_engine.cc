@@ -103,15 +103,13 @@ class CudaPpoEngine final : public PpoEngine {
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
-  // The forward pass of compute() alone (same row gather, same stored states and resets); the
-  // (T, B) log-probs come back to the host. Compiled only: no GPU has run it yet.
-  void log_probs(std::span<const int> envs, std::span<float> out) override {
-    RECUR_ASSERT(r_ != nullptr);
+  // Rows of the (T, N) arrays that make the (T, B) minibatch of env columns `envs` (uploaded to
+  // rows_), and the host-side episode flags and initial states (they shape cuDNN's sub-sequence
+  // plan).
+  void stage_rows(std::span<const int> envs, cudaStream_t s) {
     const Rollout& r = *r_;
-    const cudaStream_t s = learner_.stream();
     const int T = r.T, N = r.N, B = static_cast<int>(envs.size());
     const auto m = static_cast<size_t>(T) * static_cast<size_t>(B);
-    RECUR_ASSERT(out.size() == m);
     rows_host_.reserve(m);
     starts_.resize(m);
     for (int t = 0; t < T; ++t)
@@ -126,6 +124,18 @@ class CudaPpoEngine final : public PpoEngine {
                   r.state_size, state0_.begin() + static_cast<size_t>(j) * r.state_size);
     rows_.reserve(m);
     rows_.upload(std::span<const int32_t>(rows_host_.data(), m), s);
+  }
+
+  // The forward pass of compute() alone (same row gather, same stored states and resets); the
+  // (T, B) log-probs come back to the host. Compiled only: no GPU has run it yet.
+  void log_probs(std::span<const int> envs, std::span<float> out) override {
+    RECUR_ASSERT(r_ != nullptr);
+    const Rollout& r = *r_;
+    const cudaStream_t s = learner_.stream();
+    const int T = r.T, B = static_cast<int>(envs.size());
+    const auto m = static_cast<size_t>(T) * static_cast<size_t>(B);
+    RECUR_ASSERT(out.size() == m);
+    stage_rows(envs, s);
     mb_obs_.reserve(m * static_cast<size_t>(r.obs_dim));
     kernels::launch_gather_rows(obs_.data(), mb_obs_.data(), rows_.data(), static_cast<int>(m),
                                 r.obs_dim, s);
@@ -144,26 +154,11 @@ class CudaPpoEngine final : public PpoEngine {
     RECUR_ASSERT(r_ != nullptr);
     const Rollout& r = *r_;
     const cudaStream_t s = learner_.stream();
-    const int T = r.T, N = r.N, B = static_cast<int>(envs.size());
+    const int T = r.T, B = static_cast<int>(envs.size());
     const auto m = static_cast<size_t>(T) * static_cast<size_t>(B);
     const int adim = r.action_dim;
 
-    // Rows of the (T, N) arrays that make the (T, B) minibatch; host-side episode flags and
-    // initial states (they shape cuDNN's sub-sequence plan).
-    rows_host_.reserve(m);
-    starts_.resize(m);
-    for (int t = 0; t < T; ++t)
-      for (int j = 0; j < B; ++j) {
-        const size_t src = static_cast<size_t>(t) * N + static_cast<size_t>(envs[j]);
-        rows_host_.data()[static_cast<size_t>(t) * B + j] = static_cast<int32_t>(src);
-        starts_[static_cast<size_t>(t) * B + j] = r.episode_start[src];
-      }
-    state0_.resize(static_cast<size_t>(B) * r.state_size);
-    for (int j = 0; j < B; ++j)
-      std::copy_n(r.initial_state.begin() + static_cast<size_t>(envs[j]) * r.state_size,
-                  r.state_size, state0_.begin() + static_cast<size_t>(j) * r.state_size);
-    rows_.reserve(m);
-    rows_.upload(std::span<const int32_t>(rows_host_.data(), m), s);
+    stage_rows(envs, s);
 
     auto gather = [&](const kernels::DeviceBuffer<float>& src, kernels::DeviceBuffer<float>& dst,
                       int width) {

@@ -109,6 +109,7 @@ struct DeviceConfig {
   std::string learner = "cpu";          // cpu | cuda | auto
   int index = 0;                        // CUDA device ordinal used by both roles
   bool cuda_graph = true;               // CUDA actor: replay one captured graph per step
+  std::string actor_io = "copy";        // copy | mapped (CUDA actor's host <-> device traffic)
   std::string cudnn_math = "fma";       // fma | tf32 | fp16 (cuDNN learner math for fp32 data)
   std::string cudnn_algo = "standard";  // standard | persist_small_h | auto
 

@@ -171,6 +171,7 @@ void check(const Checker& c, const TrainConfig& config) {
   c.require_choice("device.learner", config.device.learner, {"cpu", "cuda", "auto"});
   c.require(config.device.index >= 0, "device.index", config.device.index,
             ">= 0 (a CUDA device ordinal)");
+  c.require_choice("device.actor_io", config.device.actor_io, {"copy", "mapped"});
   c.require_choice("device.cudnn_math", config.device.cudnn_math, {"fma", "tf32", "fp16"});
   c.require_choice("device.cudnn_algo", config.device.cudnn_algo,
                    {"standard", "persist_small_h", "auto"});

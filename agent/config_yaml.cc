@@ -316,6 +316,7 @@ const std::vector<Section>& sections() {
       {"device",
        {field("actor", &T::device, &D::actor), field("learner", &T::device, &D::learner),
         field("index", &T::device, &D::index), field("cuda_graph", &T::device, &D::cuda_graph),
+        field("actor_io", &T::device, &D::actor_io),
         field("cudnn_math", &T::device, &D::cudnn_math),
         field("cudnn_algo", &T::device, &D::cudnn_algo)}},
   };

@@ -55,6 +55,7 @@ policy::Placement placement(const std::string& key, const std::string& value, co
               report.gpus.size(), static_cast<int>(report.gpus.size()) - 1, key);
   p.step.device = p.sequence.device = d.index;
   p.step.use_graph = d.cuda_graph;
+  p.step.io = policy::parse_step_io(d.actor_io);
   p.sequence.math = policy::parse_rnn_math(d.cudnn_math);
   p.sequence.algo = policy::parse_rnn_algo(d.cudnn_algo);
   return p;

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstring>
 #include <span>
 #include <utility>
 
@@ -118,6 +119,49 @@ class PinnedBuffer {
     size_ = 0;
   }
   T* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+// n elements of T in page-locked host memory mapped into the device's address space
+// (cudaHostAllocMapped): the host reads and writes data(), kernels device(). Not write-combined:
+// the output blocks are read by the host, and for the input blocks plain cached memory spares
+// the fencing that write-combined stores would need before a launch. See mapped_io.h.
+template <typename T>
+class MappedBuffer {
+ public:
+  MappedBuffer() = default;
+  explicit MappedBuffer(size_t n) { resize(n); }
+  ~MappedBuffer() { release(); }
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+
+  // Reallocates only when n differs; contents are lost then (zeroed when allocated).
+  void resize(size_t n) {
+    if (n == size_) return;
+    release();
+    if (n > 0) {
+      CUDA_CHECK(
+          cudaHostAlloc(reinterpret_cast<void**>(&ptr_), n * sizeof(T), cudaHostAllocMapped));
+      size_ = n;
+      std::memset(static_cast<void*>(ptr_), 0, n * sizeof(T));
+      CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_ptr_), ptr_, 0));
+    }
+  }
+  T* data() { return ptr_; }
+  const T* data() const { return ptr_; }
+  T* device() const { return device_ptr_; }
+  size_t size() const { return size_; }
+  size_t bytes() const { return size_ * sizeof(T); }
+
+ private:
+  void release() noexcept {
+    if (ptr_) cudaFreeHost(ptr_);
+    ptr_ = nullptr;
+    device_ptr_ = nullptr;
+    size_ = 0;
+  }
+  T* ptr_ = nullptr;
+  T* device_ptr_ = nullptr;
   size_t size_ = 0;
 };
 

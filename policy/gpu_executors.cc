@@ -9,6 +9,22 @@
 
 namespace recur::policy {
 
+std::string_view to_string(StepIo io) {
+  switch (io) {
+    case StepIo::kCopy:
+      return "copy";
+    case StepIo::kMapped:
+      return "mapped";
+  }
+  return "?";
+}
+
+StepIo parse_step_io(std::string_view name) {
+  for (StepIo io : {StepIo::kCopy, StepIo::kMapped})
+    if (name == to_string(io)) return io;
+  throw Error(fmt::format("unknown CUDA step I/O '{}': expected copy or mapped", name));
+}
+
 std::string_view to_string(RnnMath math) {
   switch (math) {
     case RnnMath::kFma:

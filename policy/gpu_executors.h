@@ -11,9 +11,16 @@
 
 namespace recur::policy {
 
+// How a CUDA step moves its inputs and outputs between host and device (kernels/mapped_io.h):
+// `copy` pinned staging + cudaMemcpyAsync + cudaStreamSynchronize (verified on an H100);
+// `mapped` mapped pinned memory read and written by kernels, completion by a host-polled flag
+// (compiled, not yet run on a GPU: benchmarks decide whether it becomes the default).
+enum class StepIo { kCopy, kMapped };
+
 struct CudaStepOptions {
-  int device = 0;         // CUDA device ordinal
-  bool use_graph = true;  // capture one step as a CUDA graph and replay it
+  int device = 0;             // CUDA device ordinal
+  bool use_graph = true;      // capture one step as a CUDA graph and replay it
+  StepIo io = StepIo::kCopy;  // see StepIo
 };
 
 // cuDNN math for fp32 data: `fma` (CUDNN_FMA_MATH, no tensor cores: parity with the CPU),
@@ -30,6 +37,8 @@ struct CudnnSequenceOptions {
   RnnAlgo algo = RnnAlgo::kStandard;
 };
 
+std::string_view to_string(StepIo io);
+StepIo parse_step_io(std::string_view name);  // throws recur::Error listing allowed names
 std::string_view to_string(RnnMath math);
 std::string_view to_string(RnnAlgo algo);
 RnnMath parse_rnn_math(std::string_view name);  // throws recur::Error listing allowed names

@@ -22,6 +22,9 @@ policy::PolicySpec bench_spec(int obs_dim, int hidden) {
   s.encoder = {64};
   s.hidden = hidden;
   s.layers = 1;
+  // The training default (agent/config.h). PolicySpec's own default is a shared core, which
+  // the rows measured until 2026-11-23 although this header already said "separate".
+  s.shared_core = false;
   s.validate();
   return s;
 }
@@ -75,6 +78,8 @@ std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::
   policy::Placement cpu, cuda;
   cuda.device = policy::Device::kCuda;
   cuda.step.device = cuda.sequence.device = config.device;
+  policy::Placement mapped = cuda;  // the zero-copy actor I/O (kernels/mapped_io.h)
+  mapped.step.io = policy::StepIo::kMapped;
   std::vector<DeviceBenchRow> rows;
   for (int H : config.hidden) {
     const policy::PolicySpec spec = bench_spec(config.obs_dim, H);
@@ -85,6 +90,10 @@ std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::
         if (on_gpu && !gpu) continue;
         const double s = time_actor(spec, B, on_gpu ? cuda : cpu, params, config.min_seconds);
         rows.push_back({"actor", on_gpu ? "cuda" : "cpu", B, H, 1, 1e6 * s, B / s});
+      }
+      if (gpu) {
+        const double s = time_actor(spec, B, mapped, params, config.min_seconds);
+        rows.push_back({"actor", "cuda-mapped", B, H, 1, 1e6 * s, B / s});
       }
     }
     for (int B : config.learner_envs) {

@@ -2,7 +2,8 @@
 // whole policy (encoder, core, heads, sampling) rather than the bare core of `bench rnn-gpu`.
 // Actor: one act() of B env slots (what the actor loop calls once per env step) on the CPU and,
 // where a GPU is usable, on the GPU (one CUDA graph per step, observations in and actions out
-// through pinned memory). Learner: one PPO minibatch (gather, replay of T steps of B envs,
+// through pinned memory; a `cuda-mapped` row does the same with zero-copy I/O,
+// kernels/mapped_io.h). Learner: one PPO minibatch (gather, replay of T steps of B envs,
 // loss, backward, clip, Adam) on the host engine and on the CUDA engine. Wall clock per call,
 // median of 3 chunks (bench_timing.h); every GPU call synchronizes, so wall clock is the truth.
 #pragma once

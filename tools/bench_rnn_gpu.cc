@@ -118,12 +118,21 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
         add("cpu-step", 1, time_per_call(config.min_seconds, [&] { cpu.step(x, starts, h); }),
             flops_per_sample, "host");
       }
-      for (bool graph : {false, true}) {
-        auto step = policy::make_cuda_step_executor(spec, B, {config.device, graph});
+      struct StepMode {
+        const char* name;
+        bool graph;
+        policy::StepIo io;
+        const char* note;
+      };
+      for (const StepMode& m :
+           {StepMode{"cuda-step", false, policy::StepIo::kCopy, "incl. H2D obs + D2H h"},
+            StepMode{"cuda-step-graph", true, policy::StepIo::kCopy, "incl. H2D obs + D2H h"},
+            StepMode{"cuda-step-mapped", true, policy::StepIo::kMapped,
+                     "zero-copy obs + h, flag wait"}}) {
+        auto step = policy::make_cuda_step_executor(spec, B, {config.device, m.graph, m.io});
         step->load(weights);
-        add(graph ? "cuda-step-graph" : "cuda-step", 1,
-            time_per_call(config.min_seconds, [&] { step->step(x, starts, h); }), flops_per_sample,
-            "incl. H2D obs + D2H h");
+        add(m.name, 1, time_per_call(config.min_seconds, [&] { step->step(x, starts, h); }),
+            flops_per_sample, m.note);
       }
 
       for (int T : config.seq_len) {
@@ -149,6 +158,31 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
             seq->backward(dy, dx, ds);
           });
           add("cudnn-fwd+bwd" + suffix, T, both, 3 * flops_per_sample, "algo " + ran);
+
+          // Device-resident, as the CUDA learner runs it (and as PyTorch's nn.LSTM rows measure):
+          // x, y, dy, dx in device memory, only the plan and the initial states staged from the
+          // host. The rows above also move x, y and the gradients across PCIe every call.
+          policy::CudnnSequenceExecutor dev(spec, {config.device, policy::RnnMath::kFma, algo});
+          dev.load(weights);
+          dev.set_device_resident(true);
+          kernels::DeviceBuffer<float> d_x(xs.size()), d_y(y.size()), d_dy(dy.size()),
+              d_dx(dx.size());
+          d_x.upload(xs, dev.stream());
+          d_dy.upload(dy, dev.stream());
+          CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+          const double dev_fwd = time_per_call(config.min_seconds, [&] {
+            dev.forward_device(T, B, d_x.data(), seq_starts, s0, d_y.data());
+            CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+          });
+          add("cudnn-dev-fwd" + suffix, T, dev_fwd, flops_per_sample,
+              "algo " + std::string(policy::to_string(dev.last_algo())) + ", device-resident");
+          const double dev_both = time_per_call(config.min_seconds, [&] {
+            dev.forward_device(T, B, d_x.data(), seq_starts, s0, d_y.data());
+            dev.backward_device(d_dy.data(), d_dx.data());
+            CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+          });
+          add("cudnn-dev-fwd+bwd" + suffix, T, dev_both, 3 * flops_per_sample,
+              "algo " + std::string(policy::to_string(dev.last_algo())) + ", device-resident");
         }
         {
           // The "vanilla" GPU baseline: the step cell called T times (graph replay per step).

@@ -1,10 +1,13 @@
 // `recur bench rnn-gpu`: the GPU executors against each other and against the CPU ones, in one
 // run. Actor side: per-step latency of the CUDA step executor (plain launches and CUDA-graph
-// replay, both including the host<->device copies of observations and outputs) against the CPU
-// step executor, across B and H: where the crossover is. Learner side: cuDNN forward and
-// forward+backward over (T, B) (standard and persistent algorithms) against a loop of the CUDA
-// step cell over the same sequence and against the CPU sequence executor. The roofline is a
-// cuBLAS SGEMM of the step's shape timed with CUDA events in the same run. CUDA builds only.
+// replay, both including the host<->device copies of observations and outputs; cuda-step-mapped:
+// graph replay with zero-copy I/O, kernels/mapped_io.h) against the CPU step executor, across B
+// and H: where the crossover is. Learner side: cuDNN forward and forward+backward over (T, B)
+// (standard and persistent algorithms; cudnn-* rows through the host-span interface, so x, y and
+// the gradients cross PCIe every call; cudnn-dev-* rows device-resident, as the CUDA learner runs
+// them) against a loop of the CUDA step cell over the same sequence and against the CPU sequence
+// executor. The roofline is a cuBLAS SGEMM of the step's shape timed with CUDA events in the same
+// run. CUDA builds only.
 #pragma once
 
 #include <string>

@@ -102,10 +102,10 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
         "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = cuBLAS fp32 GEMM of "
         "the step's shape in this run (device time)\n",
         args->cell, config.input, config.layers);
-    fmt::print("{:<22} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}  {}\n", "mode", "B", "H", "T",
+    fmt::print("{:<26} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}  {}\n", "mode", "B", "H", "T",
                "us/call", "samples/s", "GFLOP/s", "roofline", "note");
     for (const auto& r : rows)
-      fmt::print("{:<22} {:>5} {:>5} {:>5} {:>12.2f} {:>14.0f} {:>9.2f} {:>8.1f}%  {}\n", r.mode,
+      fmt::print("{:<26} {:>5} {:>5} {:>5} {:>12.2f} {:>14.0f} {:>9.2f} {:>8.1f}%  {}\n", r.mode,
                  r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s, r.gflops,
                  100 * r.roofline_fraction, r.note);
     exit_code = 0;
@@ -149,11 +149,11 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
           "one act() of B slots, learner = one PPO minibatch of T x B (fwd, loss, bwd, clip, "
           "Adam)\n",
           config.obs_dim);
-      fmt::print("{:<8} {:<6} {:>6} {:>5} {:>5} {:>12} {:>14}\n", "role", "device", "B", "H", "T",
+      fmt::print("{:<8} {:<11} {:>6} {:>5} {:>5} {:>12} {:>14}\n", "role", "device", "B", "H", "T",
                  "us/call", "samples/s");
       for (const auto& r : rows)
-        fmt::print("{:<8} {:<6} {:>6} {:>5} {:>5} {:>12.1f} {:>14.0f}\n", r.role, r.device, r.batch,
-                   r.hidden, r.seq_len, r.us_per_call, r.samples_per_s);
+        fmt::print("{:<8} {:<11} {:>6} {:>5} {:>5} {:>12.1f} {:>14.0f}\n", r.role, r.device,
+                   r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s);
     }
     if (!note.empty()) fmt::print(stderr, "{}\n", note);
     exit_code = 0;

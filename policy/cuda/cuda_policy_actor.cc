@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "kernels/action_heads.h"
 #include "kernels/gather.h"
+#include "kernels/mapped_io.h"
 
 namespace recur::policy {
 namespace {
@@ -59,15 +60,24 @@ CudaPolicyActor::CudaPolicyActor(const PolicySpec& spec, int slots, const CudaSt
   in_.starts = sizeof(float) * floats(B, spec.obs_dim);
   in_.seed = round_up(in_.starts + static_cast<size_t>(B), alignof(uint64_t));
   in_.deterministic = in_.seed + sizeof(uint64_t);
-  in_.bytes = round_up(in_.deterministic + sizeof(uint32_t), alignof(uint64_t));
+  in_.sequence = in_.deterministic + sizeof(uint32_t);
+  in_.bytes = round_up(in_.sequence + sizeof(uint32_t), 16);  // the fetch kernel's word
   out_.actions = 0;
   out_.log_probs = floats(B, action_floats_);
   out_.values = out_.log_probs + static_cast<size_t>(B);
   out_.floats = out_.values + static_cast<size_t>(B);
-  in_host_.resize(in_.bytes);
-  std::memset(in_host_.data(), 0, in_.bytes);
+  if (mapped()) {
+    in_mapped_.resize(in_.bytes);  // zeroed
+    out_mapped_.resize(out_.floats);
+    flag_.resize(1);
+    emit_counter_.resize(1);
+    emit_counter_.zero(s);
+  } else {
+    in_host_.resize(in_.bytes);
+    std::memset(in_host_.data(), 0, in_.bytes);
+    out_host_.resize(out_.floats);
+  }
   in_dev_.resize(in_.bytes);
-  out_host_.resize(out_.floats);
   out_dev_.resize(out_.floats);
   in_dev_.zero(s);
   out_dev_.zero(s);
@@ -172,7 +182,9 @@ void CudaPolicyActor::load_weights_device(const DeviceParameters& p) {
 void CudaPolicyActor::stage_inputs(std::span<const float> nobs,
                                    std::span<const uint8_t> episode_start, uint64_t seed,
                                    bool deterministic) {
-  unsigned char* block = in_host_.data();
+  unsigned char* block = mapped() ? in_mapped_.data() : in_host_.data();
+  if (++sequence_ == 0) sequence_ = 1;  // 0 is the flag's initial value: never expected
+  std::memcpy(block + in_.sequence, &sequence_, sizeof sequence_);
   std::memcpy(block + in_.obs, nobs.data(), nobs.size_bytes());
   std::memcpy(block + in_.starts, episode_start.data(), episode_start.size_bytes());
   std::memcpy(block + in_.seed, &seed, sizeof seed);
@@ -188,14 +200,37 @@ void CudaPolicyActor::enqueue_tower(Tower& t, cudaStream_t s) {
     t.encoder->enqueue(cublas_.get(), obs, t.features.data(), s);
     x = t.features.data();
   }
-  t.core->enqueue(cublas_.get(), x, starts, t.h.data(), s);
+  t.core->enqueue(cublas_.get(), x, starts, t.h.data(), s, /*fused_prepare=*/mapped());
+}
+
+void CudaPolicyActor::enqueue_fetch(cudaStream_t s) {
+  if (mapped())
+    kernels::launch_fetch(in_mapped_.device(), in_dev_.data(), in_.bytes, s);
+  else
+    CUDA_CHECK(
+        cudaMemcpyAsync(in_dev_.data(), in_host_.data(), in_.bytes, cudaMemcpyHostToDevice, s));
+}
+
+void CudaPolicyActor::enqueue_emit(size_t first, size_t n, cudaStream_t s) {
+  if (!mapped()) {
+    CUDA_CHECK(cudaMemcpyAsync(out_host_.data() + first, out_dev_.data() + first, sizeof(float) * n,
+                               cudaMemcpyDeviceToHost, s));
+    return;
+  }
+  kernels::EmitArgs e;
+  e.src = out_dev_.data() + first;
+  e.dst = out_mapped_.device() + first;
+  e.n = n;
+  e.seq = reinterpret_cast<const uint32_t*>(in_dev_.data() + in_.sequence);
+  e.flag = flag_.device();
+  e.counter = emit_counter_.data();
+  kernels::launch_emit(e, s);
 }
 
 void CudaPolicyActor::record_act(cudaStream_t s) {
   RECUR_ASSERT(s == stream_.get());  // cuBLAS is bound to stream_
   const int B = slots_;
-  CUDA_CHECK(
-      cudaMemcpyAsync(in_dev_.data(), in_host_.data(), in_.bytes, cudaMemcpyHostToDevice, s));
+  enqueue_fetch(s);
   const auto* seed = reinterpret_cast<const uint64_t*>(in_dev_.data() + in_.seed);
   const auto* deterministic = reinterpret_cast<const uint32_t*>(in_dev_.data() + in_.deterministic);
   float* actions = out_dev_.data() + out_.actions;      // (B, action floats)
@@ -213,14 +248,12 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
   if (!spec_.shared_core) enqueue_tower(towers_[1], s);
   const Tower& critic = spec_.shared_core ? towers_[0] : towers_[1];
   critic_head_->enqueue(cublas_.get(), critic.h.data(), values, s);
-  CUDA_CHECK(cudaMemcpyAsync(out_host_.data(), out_dev_.data(), out_dev_.bytes(),
-                             cudaMemcpyDeviceToHost, s));
+  enqueue_emit(0, out_.floats, s);
 }
 
 void CudaPolicyActor::record_peek(cudaStream_t s) {
   RECUR_ASSERT(s == stream_.get());
-  CUDA_CHECK(
-      cudaMemcpyAsync(in_dev_.data(), in_host_.data(), in_.bytes, cudaMemcpyHostToDevice, s));
+  enqueue_fetch(s);
   CUDA_CHECK(cudaMemcpyAsync(saved_state_.data(), state_.data(), state_.bytes(),
                              cudaMemcpyDeviceToDevice, s));
   Tower& t = spec_.shared_core ? towers_[0] : towers_[1];
@@ -229,9 +262,7 @@ void CudaPolicyActor::record_peek(cudaStream_t s) {
   critic_head_->enqueue(cublas_.get(), t.h.data(), values, s);
   CUDA_CHECK(cudaMemcpyAsync(state_.data(), saved_state_.data(), state_.bytes(),
                              cudaMemcpyDeviceToDevice, s));
-  CUDA_CHECK(cudaMemcpyAsync(out_host_.data() + out_.values, values,
-                             sizeof(float) * static_cast<size_t>(slots_), cudaMemcpyDeviceToHost,
-                             s));
+  enqueue_emit(out_.values, static_cast<size_t>(slots_), s);
 }
 
 template <typename Record>
@@ -241,7 +272,10 @@ void CudaPolicyActor::run(kernels::CudaGraph& graph, bool& pending, Record recor
     graph.launch(s);
   else
     record(s);
-  stream_.synchronize();
+  if (mapped())
+    kernels::wait_for_flag(flag_.data(), sequence_, s);
+  else
+    stream_.synchronize();
   // Capture after the first (plain) run: cuBLAS has loaded its kernels by then. A failed capture
   // throws once and leaves the plain path in use.
   if (pending) {
@@ -264,7 +298,7 @@ void CudaPolicyActor::act(std::span<const float> nobs, std::span<const uint8_t> 
   activate();
   stage_inputs(nobs, episode_start, deterministic ? 0 : rng.next_u64(), deterministic);
   run(act_graph_, act_pending_, [this](cudaStream_t s) { record_act(s); });
-  const float* out = out_host_.data();
+  const float* out = mapped() ? out_mapped_.data() : out_host_.data();
   std::copy_n(out + out_.actions, actions.size(), actions.begin());
   std::copy_n(out + out_.log_probs, b, log_probs.begin());
   std::copy_n(out + out_.values, b, values.begin());
@@ -280,7 +314,8 @@ void CudaPolicyActor::peek_values(std::span<const float> nobs,
   activate();
   stage_inputs(nobs, episode_start, 0, true);
   run(peek_graph_, peek_pending_, [this](cudaStream_t s) { record_peek(s); });
-  std::copy_n(out_host_.data() + out_.values, b, values.begin());
+  const float* out = mapped() ? out_mapped_.data() : out_host_.data();
+  std::copy_n(out + out_.values, b, values.begin());
 }
 
 void CudaPolicyActor::get_states(std::span<float> out) const {

@@ -16,6 +16,12 @@
 //       [ actions (B, action floats) | log_probs (B) | values (B) ]
 //   the host waits for the stream and copies the outputs out.
 //
+// With options.io = StepIo::kMapped (kernels/mapped_io.h) the two host blocks are mapped pinned
+// memory instead: a fetch kernel replaces the H2D copy, an emit kernel the D2H copy and writes
+// the step's sequence number (it travels in the input block) into a mapped flag, on which the
+// host spins instead of synchronizing the stream; each core places x and resets slots with one
+// fused kernel. Same kernels otherwise, so the same values bit for bit (a GPU test says so).
+//
 // Observations are uploaded NORMALIZED: PolicyActor keeps the normalizer on the host (the actor
 // loop updates it there every step and the learner replays PolicyActor::normalized_obs()), so it
 // normalizes on the host as it does for the CPU path and hands the result here. That makes
@@ -118,14 +124,15 @@ class CudaPolicyActor {
     kernels::DeviceBuffer<float> h;         // (B, H) the core's output
   };
   struct InputLayout {  // byte offsets in the input block
-    size_t obs = 0, starts = 0, seed = 0, deterministic = 0, bytes = 0;
+    size_t obs = 0, starts = 0, seed = 0, deterministic = 0, sequence = 0, bytes = 0;
   };
   struct OutputLayout {  // float offsets in the output block
     size_t actions = 0, log_probs = 0, values = 0, floats = 0;
   };
 
   void activate() const;
-  // Fills the pinned input block (a sampled step's seed too).
+  bool mapped() const { return options_.io == StepIo::kMapped; }
+  // Fills the host input block (a sampled step's seed too, and the next sequence number).
   void stage_inputs(std::span<const float> nobs, std::span<const uint8_t> episode_start,
                     uint64_t seed, bool deterministic);
   // Enqueues obs -> h of one tower, reading the device input block.
@@ -133,7 +140,12 @@ class CudaPolicyActor {
   // The two enqueue sequences, as captured by the graphs.
   void record_act(cudaStream_t s);
   void record_peek(cudaStream_t s);
-  // Replays `graph`, or runs `record` and captures it into `graph` after the first plain run.
+  // The input block's upload and the outputs' download (floats [first, first + n) of the output
+  // block) as the I/O mode does them (see the header note).
+  void enqueue_fetch(cudaStream_t s);
+  void enqueue_emit(size_t first, size_t n, cudaStream_t s);
+  // Replays `graph`, or runs `record` and captures it into `graph` after the first plain run;
+  // returns when the outputs are in the host output block.
   template <typename Record>
   void run(kernels::CudaGraph& graph, bool& pending, Record record);
 
@@ -165,10 +177,16 @@ class CudaPolicyActor {
   kernels::DeviceBuffer<float> log_std_;   // (action_dim) continuous only
   kernels::DeviceBuffer<float> head_out_;  // (B, action_dim) logits or means
 
+  // I/O blocks: pinned (copy) or mapped (mapped) host blocks, and their device twins.
   kernels::PinnedBuffer<unsigned char> in_host_;
   kernels::DeviceBuffer<unsigned char> in_dev_;
   kernels::PinnedBuffer<float> out_host_;
   kernels::DeviceBuffer<float> out_dev_;
+  kernels::MappedBuffer<unsigned char> in_mapped_;
+  kernels::MappedBuffer<float> out_mapped_;
+  kernels::MappedBuffer<uint32_t> flag_;              // mapped: the last finished sequence number
+  kernels::DeviceBuffer<unsigned int> emit_counter_;  // mapped: launch_emit's block count
+  uint32_t sequence_ = 0;  // of the last staged step; never 0 once staged
 
   // load_weights_device's conversion index per core (source layout -> step layout).
   struct Conversion {

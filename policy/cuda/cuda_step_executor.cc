@@ -3,9 +3,11 @@
 #include "policy/cuda/cuda_step_executor.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 #include "kernels/gather.h"
+#include "kernels/mapped_io.h"
 
 namespace recur::policy {
 namespace {
@@ -49,9 +51,22 @@ CudaStepExecutor::CudaStepExecutor(const CoreSpec& spec, int slots, const CudaSt
   starts_.resize(static_cast<size_t>(B));
   out_.zero(s);
   starts_.zero(s);
-  x_host_.resize(floats(B, spec.input));
-  starts_host_.resize(static_cast<size_t>(B));
-  out_host_.resize(floats(B, H));
+  if (mapped()) {
+    in_starts_ = sizeof(float) * floats(B, spec.input);
+    in_sequence_ = (in_starts_ + static_cast<size_t>(B) + 3) / 4 * 4;
+    in_bytes_ = (in_sequence_ + sizeof(uint32_t) + 15) / 16 * 16;  // the fetch kernel's word
+    in_mapped_.resize(in_bytes_);
+    in_dev_.resize(in_bytes_);
+    in_dev_.zero(s);
+    out_mapped_.resize(floats(B, H));
+    flag_.resize(1);
+    emit_counter_.resize(1);
+    emit_counter_.zero(s);
+  } else {
+    x_host_.resize(floats(B, spec.input));
+    starts_host_.resize(static_cast<size_t>(B));
+    out_host_.resize(floats(B, H));
+  }
   state_host_.resize(static_cast<size_t>(spec.state_size()));
   stream_.synchronize();
   graph_pending_ = options.use_graph;
@@ -128,23 +143,58 @@ void CudaStepExecutor::record(cudaStream_t s) {
       cudaMemcpyAsync(out_host_.data(), out_.data(), out_.bytes(), cudaMemcpyDeviceToHost, s));
 }
 
+void CudaStepExecutor::record_mapped(cudaStream_t s) {
+  RECUR_ASSERT(s == stream_.get());
+  kernels::launch_fetch(in_mapped_.device(), in_dev_.data(), in_bytes_, s);
+  core_.enqueue(cublas_.get(), reinterpret_cast<const float*>(in_dev_.data()),
+                in_dev_.data() + in_starts_, out_.data(), s, /*fused_prepare=*/true);
+  kernels::EmitArgs e;
+  e.src = out_.data();
+  e.dst = out_mapped_.device();
+  e.n = out_.size();
+  e.seq = reinterpret_cast<const uint32_t*>(in_dev_.data() + in_sequence_);
+  e.flag = flag_.device();
+  e.counter = emit_counter_.data();
+  kernels::launch_emit(e, s);
+}
+
 void CudaStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_t> episode_start,
                                  std::span<float> h_out) {
   activate();
-  std::copy(x.begin(), x.end(), x_host_.data());
-  std::copy(episode_start.begin(), episode_start.end(), starts_host_.data());
-  if (graph_.ready()) {
-    graph_.launch(stream_.get());
+  const cudaStream_t s = stream_.get();
+  auto enqueue = [this](cudaStream_t st) {
+    if (mapped())
+      record_mapped(st);
+    else
+      record(st);
+  };
+  if (mapped()) {
+    unsigned char* block = in_mapped_.data();
+    std::memcpy(block, x.data(), x.size_bytes());
+    std::memcpy(block + in_starts_, episode_start.data(), episode_start.size_bytes());
+    if (++sequence_ == 0) sequence_ = 1;  // 0 is the flag's initial value: never expected
+    std::memcpy(block + in_sequence_, &sequence_, sizeof sequence_);
   } else {
-    record(stream_.get());
+    std::copy(x.begin(), x.end(), x_host_.data());
+    std::copy(episode_start.begin(), episode_start.end(), starts_host_.data());
   }
-  stream_.synchronize();
-  std::copy_n(out_host_.data(), h_out.size(), h_out.begin());
+  if (graph_.ready()) {
+    graph_.launch(s);
+  } else {
+    enqueue(s);
+  }
+  if (mapped()) {
+    kernels::wait_for_flag(flag_.data(), sequence_, s);
+    std::copy_n(out_mapped_.data(), h_out.size(), h_out.begin());
+  } else {
+    stream_.synchronize();
+    std::copy_n(out_host_.data(), h_out.size(), h_out.begin());
+  }
   // Capture after the first (plain) step: cuBLAS has loaded its kernels by then. A failed capture
   // throws once and leaves the plain path in use.
   if (graph_pending_) {
     graph_pending_ = false;
-    graph_.capture(stream_.get(), [this](cudaStream_t s) { record(s); });
+    graph_.capture(s, enqueue);
   }
 }
 

@@ -25,6 +25,13 @@
 // block the CUDA policy actor also builds on; this class adds the stream, cuBLAS, the pinned
 // staging of the StepExecutor interface and the graph.
 //
+// Zero-copy I/O (options.io = StepIo::kMapped, kernels/mapped_io.h): x, episode_start and a
+// sequence number are written into ONE mapped input block, a fetch kernel brings it to the
+// device, CudaCore's fused prepare kernel places x and resets slots, and an emit kernel writes h
+// into a mapped output block and then the sequence number into a mapped flag the host spins on:
+// no memcpy node and no stream synchronization per step. The copy path above stays the default
+// until a GPU benchmark has compared them (`recur bench rnn-gpu`, rows cuda-step-mapped).
+//
 // CUDA graph (options.use_graph): the first step runs the plain enqueue path, so that cuBLAS's
 // heuristics and the lazy module loader do their first-call work outside capture (the warm-up
 // PyTorch does before capturing); the same sequence is captured right after it and replayed
@@ -90,7 +97,9 @@ class CudaStepExecutor final : public StepExecutor {
   // Enqueues one whole step (inputs from the pinned staging buffers, output to pinned out_host_)
   // on `stream`: the plain path, and what the graph captures.
   void record(cudaStream_t stream);
-  void activate() const;  // makes options_.device current for this thread
+  void record_mapped(cudaStream_t stream);  // the same step with zero-copy I/O
+  void activate() const;                    // makes options_.device current for this thread
+  bool mapped() const { return options_.io == StepIo::kMapped; }
 
   CudaStepOptions options_;
   int device_;  // first member after options_: set current before any allocation below
@@ -110,6 +119,15 @@ class CudaStepExecutor final : public StepExecutor {
   kernels::PinnedBuffer<uint8_t> starts_host_;  // (B) staging
   kernels::PinnedBuffer<float> out_host_;       // (B, H) staging
   mutable kernels::PinnedBuffer<float> state_host_;  // (S) staging of get/set_state
+
+  // Zero-copy I/O only: [ x (B, in) float | starts (B) u8 | pad | sequence u32 | pad to 16 ].
+  size_t in_starts_ = 0, in_sequence_ = 0, in_bytes_ = 0;  // byte offsets, size
+  kernels::MappedBuffer<unsigned char> in_mapped_;
+  kernels::DeviceBuffer<unsigned char> in_dev_;
+  kernels::MappedBuffer<float> out_mapped_;  // (B, H)
+  kernels::MappedBuffer<uint32_t> flag_;
+  kernels::DeviceBuffer<unsigned int> emit_counter_;
+  uint32_t sequence_ = 0;
 
   kernels::CudaGraph graph_;
   bool graph_pending_ = false;  // use_graph and not yet captured

@@ -201,6 +201,8 @@ TEST_CASE("config out of range values name the key the value and the range") {
   CHECK(has(core, "Did you mean 'lstm'?"));
   const std::string device = load_error("device:\n  actor: gpu\n");
   CHECK(has(device, "device.actor = 'gpu' is not allowed"));
+  const std::string io = load_error("device:\n  actor_io: zero\n");
+  CHECK(has(io, "device.actor_io = 'zero' is not allowed: it must be one of copy, mapped"));
   const std::string width = load_error("policy:\n  encoder: [64, 0]\n");
   CHECK(has(width, "policy.encoder = [64, 0] is out of range"));
   const std::string steps = load_error("run:\n  total_env_steps: 100\n");

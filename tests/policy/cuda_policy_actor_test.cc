@@ -47,10 +47,11 @@ PolicySpec actor_spec(ActionKind kind, bool shared, CellType cell) {
   return s;
 }
 
-Placement cuda_placement(bool graph) {
+Placement cuda_placement(bool graph, StepIo io = StepIo::kCopy) {
   Placement p;
   p.device = Device::kCuda;
   p.step.use_graph = graph;
+  p.step.io = io;
   return p;
 }
 
@@ -335,6 +336,58 @@ TEST_CASE("cuda policy actor states round trip and reset") {
     }
 }
 
+// The zero-copy I/O path (kernels/mapped_io.h) runs the same kernels on the same inputs: every
+// output, peeked value and state must equal the copy path's to the bit, sampled and
+// deterministic, with resets, with B large enough that the emit kernel runs several blocks.
+TEST_CASE("cuda policy actor zero-copy I/O equals the copy path bitwise") {
+  if (!recur::test::gpu_or_skip("cuda policy actor zero-copy I/O equals the copy path bitwise"))
+    return;
+  for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous})
+    for (bool shared : {true, false})
+      for (int B : {3, 300})
+        for (bool graph : {false, true}) {
+          CAPTURE(static_cast<int>(kind));
+          CAPTURE(shared);
+          CAPTURE(B);
+          CAPTURE(graph);
+          const PolicySpec spec = actor_spec(kind, shared, CellType::kLstm);
+          recur::Rng init(12);
+          const TensorMap params = init_policy(spec, init);
+          PolicyActor copy(spec, B, cuda_placement(true)),
+              mapped(spec, B, cuda_placement(graph, StepIo::kMapped));
+          copy.load(params);
+          mapped.load(params);
+          recur::Rng data(13);
+          const std::vector<float> s0 = random_states(spec, B, data);
+          copy.set_states(s0);
+          mapped.set_states(s0);
+          std::vector<float> obs(static_cast<size_t>(B) * spec.obs_dim);
+          std::vector<float> a1(static_cast<size_t>(B) * action_floats(spec)), a2(a1.size());
+          std::vector<float> lp1(B), lp2(B), v1(B), v2(B);
+          std::vector<uint8_t> st(static_cast<size_t>(B));
+          recur::Rng r1(14), r2(14);
+          for (int t = 0; t < 8; ++t) {
+            for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
+            for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = (t + b) % 5 == 0;
+            const bool deterministic = t % 3 == 2;
+            copy.act(obs, st, r1, deterministic, a1, lp1, v1);
+            mapped.act(obs, st, r2, deterministic, a2, lp2, v2);
+            CHECK(a1 == a2);
+            CHECK(lp1 == lp2);
+            CHECK(v1 == v2);
+            if (t % 2 == 1) {
+              copy.peek_values(obs, st, v1);
+              mapped.peek_values(obs, st, v2);
+              CHECK(v1 == v2);
+            }
+          }
+          std::vector<float> st1(s0.size()), st2(s0.size());
+          copy.get_states(st1);
+          mapped.get_states(st2);
+          CHECK(st1 == st2);
+        }
+}
+
 TEST_CASE("cuda policy actor allocates nothing while acting") {
   if (!recur::test::gpu_or_skip("cuda policy actor allocates nothing while acting")) return;
   if (!recur::test::AllocationCounter::available()) {
@@ -343,19 +396,22 @@ TEST_CASE("cuda policy actor allocates nothing while acting") {
   }
   const PolicySpec spec = actor_spec(ActionKind::kContinuous, false, CellType::kLstm);
   recur::Rng rng(2);
-  PolicyActor actor(spec, 8, cuda_placement(true));
-  actor.load(init_policy(spec, rng));
-  std::vector<float> obs(8 * 5, 0.3f), a(8 * 3), lp(8), v(8);
-  std::vector<uint8_t> st(8, 0);
-  // The first act and peek run plain and capture their graphs (which allocates).
-  actor.act(obs, st, rng, false, a, lp, v);
-  actor.peek_values(obs, st, v);
-  recur::test::AllocationCounter counter;
-  for (int t = 0; t < 50; ++t) {
-    actor.act(obs, st, rng, t % 2, a, lp, v);
+  for (StepIo io : {StepIo::kCopy, StepIo::kMapped}) {
+    CAPTURE(to_string(io));
+    PolicyActor actor(spec, 8, cuda_placement(true, io));
+    actor.load(init_policy(spec, rng));
+    std::vector<float> obs(8 * 5, 0.3f), a(8 * 3), lp(8), v(8);
+    std::vector<uint8_t> st(8, 0);
+    // The first act and peek run plain and capture their graphs (which allocates).
+    actor.act(obs, st, rng, false, a, lp, v);
     actor.peek_values(obs, st, v);
+    recur::test::AllocationCounter counter;
+    for (int t = 0; t < 50; ++t) {
+      actor.act(obs, st, rng, t % 2, a, lp, v);
+      actor.peek_values(obs, st, v);
+    }
+    CHECK(counter.count() == 0);
   }
-  CHECK(counter.count() == 0);
 }
 
 #endif  // RECUR_WITH_CUDA

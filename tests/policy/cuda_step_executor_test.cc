@@ -99,9 +99,10 @@ const Variant kVariants[] = {{CellType::kLstm, 0.0f},
                              {CellType::kRnnTanh, 0.0f},
                              {CellType::kRnnRelu, 0.0f}};
 
-CudaStepOptions options(bool graph) {
+CudaStepOptions options(bool graph, StepIo io = StepIo::kCopy) {
   CudaStepOptions o;
   o.use_graph = graph;
+  o.io = io;
   return o;
 }
 
@@ -178,6 +179,40 @@ TEST_CASE("cuda step executor graph replay equals the plain launch path bitwise"
     CHECK(a.y == b.y);
     CHECK(a.states == b.states);
   }
+}
+
+// Zero-copy I/O (kernels/mapped_io.h): the fused prepare kernel and the mapped blocks must give
+// the copy path's values to the bit, for every cell, 1-3 layers, and B large enough (300 x 16
+// floats of h) that the fetch and emit kernels run several blocks; with per-slot state access.
+TEST_CASE("cuda step executor zero-copy I/O equals the copy path bitwise") {
+  if (!recur::test::gpu_or_skip("cuda step executor zero-copy I/O equals the copy path bitwise"))
+    return;
+  for (const Variant& v : kVariants)
+    for (int layers = 1; layers <= 3; ++layers)
+      for (int B : {1, 300})
+        for (bool graph : {false, true}) {
+          CAPTURE(to_string(v.cell));
+          CAPTURE(layers);
+          CAPTURE(B);
+          CAPTURE(graph);
+          const CoreSpec spec{v.cell, 6, 16, layers, v.clip};
+          const Run r = make_run(spec, B, 31 + static_cast<uint64_t>(layers), 7);
+          CudaStepExecutor copy(spec, B, options(true)),
+              mapped(spec, B, options(graph, StepIo::kMapped));
+          const Result a = drive(copy, r), b = drive(mapped, r);
+          CHECK(a.y == b.y);
+          CHECK(a.states == b.states);
+          // Per-slot state access and reset between mapped steps, against the copy path.
+          for (CudaStepExecutor* e : {&copy, &mapped}) {
+            e->reset(0);
+            e->set_state(B - 1, std::span(r.state0).first(static_cast<size_t>(spec.state_size())));
+          }
+          const size_t hb = static_cast<size_t>(B) * spec.hidden;
+          std::vector<float> y1(hb), y2(hb);
+          copy.step(r.x_at(0), r.starts_at(1), y1);
+          mapped.step(r.x_at(0), r.starts_at(1), y2);
+          CHECK(y1 == y2);
+        }
 }
 
 TEST_CASE("cuda step executor repeated runs are bitwise identical") {

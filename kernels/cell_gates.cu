@@ -1,4 +1,5 @@
-// The fused gate kernel and the episode-start reset of the CUDA step executor (see cell_gates.h).
+// The fused gate kernel and the prepare kernel (x in, episode-start reset) of the CUDA step
+// executor (see cell_gates.h).
 // The math follows policy/cpu/gate_math.h term by term (biases summed before they are added to
 // the GEMM result, as the CPU step executor pre-sums them) so that the two agree to ~1e-6
 // relative; expf/tanhf are the accurate library functions, never the __expf intrinsics.
@@ -68,21 +69,31 @@ __global__ void cell_gates_kernel(CellGatesArgs a) {
   }
 }
 
-// One thread per (layer k, slot b, unit j) of an (L, B, H) grid.
-__global__ void reset_state_kernel(const uint8_t* __restrict__ episode_start, float* xh, float* c,
-                                   int layers, int batch, int input, int hidden) {
-  const size_t n = static_cast<size_t>(layers) * batch * hidden;
+// Indices [0, B*input) copy x into layer 0's x columns (row pitch K_0 = input + H); the next
+// L*B*H indices are one per (layer k, slot b, unit j) of the reset.
+__global__ void prepare_step_kernel(const float* __restrict__ x,
+                                    const uint8_t* __restrict__ episode_start, float* xh, float* c,
+                                    int layers, int batch, int input, int hidden) {
+  const size_t copy = static_cast<size_t>(batch) * input;
+  const size_t n = copy + static_cast<size_t>(layers) * batch * hidden;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const int j = static_cast<int>(i % hidden);
-    const int b = static_cast<int>((i / hidden) % batch);
-    const int k = static_cast<int>(i / (static_cast<size_t>(hidden) * batch));
+    if (i < copy) {
+      const size_t b = i / input;
+      const size_t col = i % input;
+      xh[b * static_cast<size_t>(input + hidden) + col] = x[i];
+      continue;
+    }
+    const size_t r = i - copy;
+    const int j = static_cast<int>(r % hidden);
+    const int b = static_cast<int>((r / hidden) % batch);
+    const int k = static_cast<int>(r / (static_cast<size_t>(hidden) * batch));
     if (!episode_start[b]) continue;
     const int h_column = k == 0 ? input : hidden;  // = K_k - H
     const int row = h_column + hidden;             // K_k
     xh[xh_stack_offset(k, batch, input, hidden) + static_cast<size_t>(b) * row + h_column + j] =
         0.0f;
-    if (c) c[i] = 0.0f;
+    if (c) c[r] = 0.0f;
   }
 }
 
@@ -95,12 +106,13 @@ void launch_cell_gates(const CellGatesArgs& args, cudaStream_t stream) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-void launch_reset_state(const uint8_t* episode_start, float* xh, float* c, int layers, int batch,
-                        int input, int hidden, cudaStream_t stream) {
-  const size_t n = static_cast<size_t>(layers) * batch * hidden;
+void launch_prepare_step(const float* x, const uint8_t* episode_start, float* xh, float* c,
+                         int layers, int batch, int input, int hidden, cudaStream_t stream) {
+  const size_t n =
+      static_cast<size_t>(batch) * input + static_cast<size_t>(layers) * batch * hidden;
   if (n == 0) return;
-  reset_state_kernel<<<grid_for(n), kBlock, 0, stream>>>(episode_start, xh, c, layers, batch, input,
-                                                         hidden);
+  prepare_step_kernel<<<grid_for(n), kBlock, 0, stream>>>(x, episode_start, xh, c, layers, batch,
+                                                          input, hidden);
   CUDA_CHECK(cudaGetLastError());
 }
 

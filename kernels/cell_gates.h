@@ -1,7 +1,8 @@
 // The elementwise half of one recurrent-core step on the GPU (the GEMM half is cuBLAS): the fused
-// gate kernel of policy/core_spec.h for all four cell types, and the episode-start reset. The CUDA
-// step executor (policy/cuda/cuda_step_executor.h) launches one reset per step, then per layer one
-// GEMM and one gate kernel. kernels/ knows nothing of policy/, so the cell type is its own enum.
+// gate kernel of policy/core_spec.h for all four cell types, and the step's prepare kernel (x into
+// the stack, episode-start reset). The CUDA step executor (policy/cuda/cuda_step_executor.h)
+// launches one prepare per step, then per layer one GEMM and one gate kernel. kernels/ knows
+// nothing of policy/, so the cell type is its own enum.
 //
 // The "xh stack": the GEMM's left operand of every layer, one buffer, layer after layer:
 //
@@ -59,10 +60,12 @@ struct CellGatesArgs {
 // One thread per (slot, unit): bias, activations (expf/tanhf, no fast math), cell update, clip.
 void launch_cell_gates(const CellGatesArgs& args, cudaStream_t stream);
 
-// For every slot b with episode_start[b] != 0: zero its h in every layer of the xh stack and, when
-// c is not null, its c of every layer.
-//   episode_start (B), xh (the stack above), c (L, B, H) or null
-void launch_reset_state(const uint8_t* episode_start, float* xh, float* c, int layers, int batch,
-                        int input, int hidden, cudaStream_t stream);
+// A step's first kernel: x (B, input), device memory, into layer 0's x columns of the xh stack;
+// and for every slot b with episode_start[b] != 0, zero its h in every layer of the xh stack and,
+// when c is not null, its c of every layer. One launch where a 2D memcpy and a reset kernel were
+// two graph nodes (the two parts touch disjoint columns).
+//   x (B, input), episode_start (B), xh (the stack above), c (L, B, H) or null
+void launch_prepare_step(const float* x, const uint8_t* episode_start, float* xh, float* c,
+                         int layers, int batch, int input, int hidden, cudaStream_t stream);
 
 }  // namespace recur::kernels

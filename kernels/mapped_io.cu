@@ -1,6 +1,5 @@
 // The zero-copy step I/O kernels (see mapped_io.h for the protocol).
 #include "core/error.h"
-#include "kernels/cell_gates.h"
 #include "kernels/mapped_io.h"
 
 namespace recur::kernels {
@@ -42,35 +41,6 @@ __global__ void emit_kernel(EmitArgs a) {
   }
 }
 
-// Indices [0, B*input) copy x into layer 0's x columns; the next L*B*H indices are the reset of
-// reset_state_kernel (cell_gates.cu), one per (layer, slot, unit). The two parts touch disjoint
-// columns of the xh stack.
-__global__ void prepare_step_kernel(const float* __restrict__ x,
-                                    const uint8_t* __restrict__ episode_start, float* xh, float* c,
-                                    int layers, int batch, int input, int hidden) {
-  const size_t copy = static_cast<size_t>(batch) * input;
-  const size_t n = copy + static_cast<size_t>(layers) * batch * hidden;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    if (i < copy) {
-      const size_t b = i / input;
-      const size_t col = i % input;
-      xh[b * static_cast<size_t>(input + hidden) + col] = x[i];
-      continue;
-    }
-    const size_t r = i - copy;
-    const int j = static_cast<int>(r % hidden);
-    const int b = static_cast<int>((r / hidden) % batch);
-    const int k = static_cast<int>(r / (static_cast<size_t>(hidden) * batch));
-    if (!episode_start[b]) continue;
-    const int h_column = k == 0 ? input : hidden;  // = K_k - H
-    const int row = h_column + hidden;             // K_k
-    xh[xh_stack_offset(k, batch, input, hidden) + static_cast<size_t>(b) * row + h_column + j] =
-        0.0f;
-    if (c) c[r] = 0.0f;
-  }
-}
-
 }  // namespace
 
 void launch_fetch(const void* src, void* dst, size_t bytes, cudaStream_t stream) {
@@ -86,18 +56,6 @@ void launch_fetch(const void* src, void* dst, size_t bytes, cudaStream_t stream)
 void launch_emit(const EmitArgs& args, cudaStream_t stream) {
   RECUR_ASSERT(args.src && args.dst && args.seq && args.flag && args.counter);
   emit_kernel<<<grid_for(args.n), kBlock, 0, stream>>>(args);
-  CUDA_CHECK(cudaGetLastError());
-}
-
-void launch_prepare_step(const float* x, const uint8_t* episode_start, float* xh, float* c,
-                         int layers, int batch, int input, int hidden, cudaStream_t stream) {
-  const size_t n =
-      static_cast<size_t>(batch) * input + static_cast<size_t>(layers) * batch * hidden;
-  if (n == 0) return;
-  // The copy path's kernels cap their grids at 65535 blocks with grid-stride loops; so does this.
-  const size_t blocks = (n + kBlock - 1) / kBlock;
-  prepare_step_kernel<<<static_cast<int>(blocks < 65535 ? blocks : 65535), kBlock, 0, stream>>>(
-      x, episode_start, xh, c, layers, batch, input, hidden);
   CUDA_CHECK(cudaGetLastError());
 }
 

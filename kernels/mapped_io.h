@@ -46,13 +46,6 @@ struct EmitArgs {
 // *counter zero again, so the same launch can be replayed (in a graph).
 void launch_emit(const EmitArgs& args, cudaStream_t stream);
 
-// The step's first kernel on the device side, fusing what the copy path does with a 2D memcpy
-// and the reset kernel: x (B, input) device -> layer 0's x columns of the xh stack
-// (kernels/cell_gates.h), and, for slots with episode_start = 1, h = 0 in every layer's xh and
-// c = 0 (c may be null).
-void launch_prepare_step(const float* x, const uint8_t* episode_start, float* xh, float* c,
-                         int layers, int batch, int input, int hidden, cudaStream_t stream);
-
 // Host: returns once *flag (mapped host memory, host pointer) equals `expected`. Every 1024
 // spins it asks `stream`: an error status throws recur::DeviceError; a finished stream whose flag
 // is still different throws too (the step ran without its emit: a bug, never a hang).

@@ -3,7 +3,6 @@
 
 #include "core/error.h"
 #include "kernels/cell_gates.h"
-#include "kernels/mapped_io.h"
 
 namespace recur::policy {
 namespace {
@@ -93,22 +92,12 @@ void CudaCore::load(const CanonicalWeights& weights) {
 }
 
 void CudaCore::enqueue(cublasHandle_t cublas, const float* x, const uint8_t* starts, float* out,
-                       cudaStream_t stream, bool fused_prepare) {
+                       cudaStream_t stream) {
   const int B = slots_, H = spec_.hidden, L = spec_.layers, in = spec_.input;
   constexpr float kOne = 1.0f, kZero = 0.0f;
   float* xh_stack = state_;
   float* c = has_c() ? state_ + kernels::xh_stack_size(L, B, in, H) : nullptr;
-  if (fused_prepare) {
-    kernels::launch_prepare_step(x, starts, xh_stack, c, L, B, in, H, stream);
-  } else {
-    // x (B, in) into layer 0's x columns (row pitch K_0), then the episode-start reset. Default
-    // kind: the step executor hands its pinned staging buffer, the policy actor a device buffer.
-    CUDA_CHECK(cudaMemcpy2DAsync(xh_stack, sizeof(float) * static_cast<size_t>(in + H), x,
-                                 sizeof(float) * static_cast<size_t>(in),
-                                 sizeof(float) * static_cast<size_t>(in), static_cast<size_t>(B),
-                                 cudaMemcpyDefault, stream));
-    kernels::launch_reset_state(starts, xh_stack, c, L, B, in, H, stream);
-  }
+  kernels::launch_prepare_step(x, starts, xh_stack, c, L, B, in, H, stream);
   for (int k = 0; k < L; ++k) {
     const StepLayerOffsets& o = offsets_[static_cast<size_t>(k)];
     float* xh = xh_stack + kernels::xh_stack_offset(k, B, in, H);

@@ -49,13 +49,11 @@ class CudaCore {
   const FlatLayout& layout() const { return layout_; }
 
   // Enqueues one step of all slots on `stream` (cublas must be bound to the same stream):
-  //   x (B, input) device or pinned host memory (copied with cudaMemcpyDefault), starts (B)
-  //   device episode_start, out (B, H) device: the top layer's h.
-  // fused_prepare: x must be device memory; ONE kernel (kernels/mapped_io.h's prepare_step)
-  // places x and resets the starting slots, instead of a 2D memcpy and the reset kernel. Same
-  // values either way; the zero-copy I/O path uses it (fewer graph nodes per step).
+  //   x (B, input) device, starts (B) device episode_start, out (B, H) device: the top
+  //   layer's h. One prepare kernel places x and resets the starting slots, then per layer one
+  //   GEMM and one gate kernel.
   void enqueue(cublasHandle_t cublas, const float* x, const uint8_t* starts, float* out,
-               cudaStream_t stream, bool fused_prepare = false);
+               cudaStream_t stream);
 
   // Float offsets inside the state image of a slot's h (H floats) and c (H floats) of a layer.
   size_t h_offset(int layer, int slot) const;

@@ -200,7 +200,7 @@ void CudaPolicyActor::enqueue_tower(Tower& t, cudaStream_t s) {
     t.encoder->enqueue(cublas_.get(), obs, t.features.data(), s);
     x = t.features.data();
   }
-  t.core->enqueue(cublas_.get(), x, starts, t.h.data(), s, /*fused_prepare=*/mapped());
+  t.core->enqueue(cublas_.get(), x, starts, t.h.data(), s);
 }
 
 void CudaPolicyActor::enqueue_fetch(cudaStream_t s) {

@@ -9,7 +9,7 @@
 //       [ nobs (B, obs) float | episode_start (B) u8 | pad | seed u64 | deterministic u32 ]
 //   per tower (actor; critic too when cores are separate):
 //       encoder MLP: per layer SGEMM + bias_activation     (B, obs) -> (B, F)
-//       core (CudaCore): reset, per layer SGEMM + cell_gates  (B, F) -> h (B, H), state in place
+//       core (CudaCore): prepare (x in, resets), per layer SGEMM + cell_gates  (B, F) -> h (B, H)
 //   actor head MLP on the actor's h -> (B, A); categorical or Gaussian kernel -> actions, log-probs
 //   critic head MLP on the critic's h -> values
 //   device output block --one D2H copy--> pinned output block
@@ -19,8 +19,8 @@
 // With options.io = StepIo::kMapped (kernels/mapped_io.h) the two host blocks are mapped pinned
 // memory instead: a fetch kernel replaces the H2D copy, an emit kernel the D2H copy and writes
 // the step's sequence number (it travels in the input block) into a mapped flag, on which the
-// host spins instead of synchronizing the stream; each core places x and resets slots with one
-// fused kernel. Same kernels otherwise, so the same values bit for bit (a GPU test says so).
+// host spins instead of synchronizing the stream. Same compute kernels, so the same values bit
+// for bit (a GPU test says so).
 //
 // Observations are uploaded NORMALIZED: PolicyActor keeps the normalizer on the host (the actor
 // loop updates it there every step and the learner replays PolicyActor::normalized_obs()), so it

@@ -48,23 +48,21 @@ CudaStepExecutor::CudaStepExecutor(const CoreSpec& spec, int slots, const CudaSt
   const cudaStream_t s = stream_.get();
   state_.zero(s);
   out_.resize(floats(B, H));
-  starts_.resize(static_cast<size_t>(B));
   out_.zero(s);
-  starts_.zero(s);
+  in_starts_ = sizeof(float) * floats(B, spec.input);
+  in_sequence_ = (in_starts_ + static_cast<size_t>(B) + 3) / 4 * 4;
+  in_bytes_ = (in_sequence_ + sizeof(uint32_t) + 15) / 16 * 16;  // the fetch kernel's word
+  in_dev_.resize(in_bytes_);
+  in_dev_.zero(s);
   if (mapped()) {
-    in_starts_ = sizeof(float) * floats(B, spec.input);
-    in_sequence_ = (in_starts_ + static_cast<size_t>(B) + 3) / 4 * 4;
-    in_bytes_ = (in_sequence_ + sizeof(uint32_t) + 15) / 16 * 16;  // the fetch kernel's word
     in_mapped_.resize(in_bytes_);
-    in_dev_.resize(in_bytes_);
-    in_dev_.zero(s);
     out_mapped_.resize(floats(B, H));
     flag_.resize(1);
     emit_counter_.resize(1);
     emit_counter_.zero(s);
   } else {
-    x_host_.resize(floats(B, spec.input));
-    starts_host_.resize(static_cast<size_t>(B));
+    in_host_.resize(in_bytes_);
+    std::memset(in_host_.data(), 0, in_bytes_);
     out_host_.resize(floats(B, H));
   }
   state_host_.resize(static_cast<size_t>(spec.state_size()));
@@ -135,19 +133,19 @@ void CudaStepExecutor::load_device(const float* src, const FlatLayout& src_layou
 
 void CudaStepExecutor::record(cudaStream_t s) {
   RECUR_ASSERT(s == stream_.get());  // cuBLAS is bound to stream_
-  // Inputs: the reset flags, then the core (it 2D-copies x straight from the pinned staging).
-  CUDA_CHECK(cudaMemcpyAsync(starts_.data(), starts_host_.data(), starts_.bytes(),
-                             cudaMemcpyHostToDevice, s));
-  core_.enqueue(cublas_.get(), x_host_.data(), starts_.data(), out_.data(), s);
-  CUDA_CHECK(
-      cudaMemcpyAsync(out_host_.data(), out_.data(), out_.bytes(), cudaMemcpyDeviceToHost, s));
-}
-
-void CudaStepExecutor::record_mapped(cudaStream_t s) {
-  RECUR_ASSERT(s == stream_.get());
-  kernels::launch_fetch(in_mapped_.device(), in_dev_.data(), in_bytes_, s);
+  // The input block in one contiguous copy (or fetch), then one kernel places x and resets.
+  if (mapped())
+    kernels::launch_fetch(in_mapped_.device(), in_dev_.data(), in_bytes_, s);
+  else
+    CUDA_CHECK(
+        cudaMemcpyAsync(in_dev_.data(), in_host_.data(), in_bytes_, cudaMemcpyHostToDevice, s));
   core_.enqueue(cublas_.get(), reinterpret_cast<const float*>(in_dev_.data()),
-                in_dev_.data() + in_starts_, out_.data(), s, /*fused_prepare=*/true);
+                in_dev_.data() + in_starts_, out_.data(), s);
+  if (!mapped()) {
+    CUDA_CHECK(
+        cudaMemcpyAsync(out_host_.data(), out_.data(), out_.bytes(), cudaMemcpyDeviceToHost, s));
+    return;
+  }
   kernels::EmitArgs e;
   e.src = out_.data();
   e.dst = out_mapped_.device();
@@ -162,22 +160,12 @@ void CudaStepExecutor::step_impl(std::span<const float> x, std::span<const uint8
                                  std::span<float> h_out) {
   activate();
   const cudaStream_t s = stream_.get();
-  auto enqueue = [this](cudaStream_t st) {
-    if (mapped())
-      record_mapped(st);
-    else
-      record(st);
-  };
-  if (mapped()) {
-    unsigned char* block = in_mapped_.data();
-    std::memcpy(block, x.data(), x.size_bytes());
-    std::memcpy(block + in_starts_, episode_start.data(), episode_start.size_bytes());
-    if (++sequence_ == 0) sequence_ = 1;  // 0 is the flag's initial value: never expected
-    std::memcpy(block + in_sequence_, &sequence_, sizeof sequence_);
-  } else {
-    std::copy(x.begin(), x.end(), x_host_.data());
-    std::copy(episode_start.begin(), episode_start.end(), starts_host_.data());
-  }
+  auto enqueue = [this](cudaStream_t st) { record(st); };
+  unsigned char* block = mapped() ? in_mapped_.data() : in_host_.data();
+  std::memcpy(block, x.data(), x.size_bytes());
+  std::memcpy(block + in_starts_, episode_start.data(), episode_start.size_bytes());
+  if (++sequence_ == 0) sequence_ = 1;  // 0 is the flag's initial value: never expected
+  std::memcpy(block + in_sequence_, &sequence_, sizeof sequence_);
   if (graph_.ready()) {
     graph_.launch(s);
   } else {

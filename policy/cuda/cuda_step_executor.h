@@ -5,8 +5,12 @@
 //
 // One step, all on the executor's own stream:
 //
-//   pinned x (B, in) --2D copy--> xh_0[:, 0:in]        pinned episode_start (B) --> starts (B)
-//   reset kernel: slots with episode_start = 1 get h = 0 in every xh_k and c = 0 (all layers)
+//   pinned block [x (B, in) | episode_start (B)] --ONE contiguous H2D copy--> device block
+//   prepare kernel: x -> xh_0[:, 0:in]; slots with episode_start = 1 get h = 0 in every xh_k
+//                   and c = 0 (all layers)
+//   (until 2026-11-23: a 2D copy of x straight from pinned memory, B rows of `in` floats, and a
+//   separate reset kernel; B narrow rows across PCIe were the first suspect for the H100's
+//   145 us step at B 1024 against PyTorch's 81 us. Not yet measured.)
 //   for k in 0..L-1:
 //     gates (B, C) = xh_k (B, K_k) * w_k (K_k, C)                      cuBLAS SGEMM, no bias
 //     gate kernel: bias + activations + cell update; new h -> xh_k[:, in_k:] (the state, in
@@ -25,9 +29,9 @@
 // block the CUDA policy actor also builds on; this class adds the stream, cuBLAS, the pinned
 // staging of the StepExecutor interface and the graph.
 //
-// Zero-copy I/O (options.io = StepIo::kMapped, kernels/mapped_io.h): x, episode_start and a
-// sequence number are written into ONE mapped input block, a fetch kernel brings it to the
-// device, CudaCore's fused prepare kernel places x and resets slots, and an emit kernel writes h
+// Zero-copy I/O (options.io = StepIo::kMapped, kernels/mapped_io.h): the input block (with a
+// sequence number) lives in mapped host memory, a fetch kernel brings it to the device instead
+// of the H2D copy, and after the same kernels an emit kernel writes h
 // into a mapped output block and then the sequence number into a mapped flag the host spins on:
 // no memcpy node and no stream synchronization per step. The copy path above stays the default
 // until a GPU benchmark has compared them (`recur bench rnn-gpu`, rows cuda-step-mapped).
@@ -97,8 +101,7 @@ class CudaStepExecutor final : public StepExecutor {
   // Enqueues one whole step (inputs from the pinned staging buffers, output to pinned out_host_)
   // on `stream`: the plain path, and what the graph captures.
   void record(cudaStream_t stream);
-  void record_mapped(cudaStream_t stream);  // the same step with zero-copy I/O
-  void activate() const;                    // makes options_.device current for this thread
+  void activate() const;  // makes options_.device current for this thread
   bool mapped() const { return options_.io == StepIo::kMapped; }
 
   CudaStepOptions options_;
@@ -111,19 +114,19 @@ class CudaStepExecutor final : public StepExecutor {
   std::unique_ptr<cublasContext, CublasDestroy> cublas_;
   kernels::DeviceBuffer<char> cublas_workspace_;
 
-  kernels::DeviceBuffer<float> state_;          // (CudaCore::state_floats) xh stack + c: the state
-  CudaCore core_;                               // weights and the step's math, on state_
-  kernels::DeviceBuffer<float> out_;            // (B, H) top layer's new h
-  kernels::DeviceBuffer<uint8_t> starts_;       // (B) episode_start of this step
-  kernels::PinnedBuffer<float> x_host_;         // (B, in) staging
-  kernels::PinnedBuffer<uint8_t> starts_host_;  // (B) staging
-  kernels::PinnedBuffer<float> out_host_;       // (B, H) staging
+  kernels::DeviceBuffer<float> state_;  // (CudaCore::state_floats) xh stack + c: the state
+  CudaCore core_;                       // weights and the step's math, on state_
+  kernels::DeviceBuffer<float> out_;    // (B, H) top layer's new h
   mutable kernels::PinnedBuffer<float> state_host_;  // (S) staging of get/set_state
 
-  // Zero-copy I/O only: [ x (B, in) float | starts (B) u8 | pad | sequence u32 | pad to 16 ].
+  // The input block [ x (B, in) float | starts (B) u8 | pad | sequence u32 | pad to 16 ]: pinned
+  // (copy) or mapped (zero-copy) on the host, in_dev_ on the device; the output h (B, H) in
+  // pinned or mapped host memory. The sequence number is used by the zero-copy emit only.
   size_t in_starts_ = 0, in_sequence_ = 0, in_bytes_ = 0;  // byte offsets, size
+  kernels::PinnedBuffer<unsigned char> in_host_;
   kernels::MappedBuffer<unsigned char> in_mapped_;
   kernels::DeviceBuffer<unsigned char> in_dev_;
+  kernels::PinnedBuffer<float> out_host_;    // (B, H)
   kernels::MappedBuffer<float> out_mapped_;  // (B, H)
   kernels::MappedBuffer<uint32_t> flag_;
   kernels::DeviceBuffer<unsigned int> emit_counter_;

@@ -1,6 +1,8 @@
 // `recur bench train`: a training config's throughput in the synchronous and the async
-// (algo.async) actor-learner modes, measured one after the other in one process: env steps/s,
-// where the time goes (acting, learning, the learner waiting for the actor) and the policy lag.
+// (algo.async) actor-learner modes, and on several actor/learner device pairs (e.g. cuda/cuda
+// against cpu/cpu), measured one after the other in one process: env steps/s, where the time
+// goes (acting, learning, the learner waiting for the actor) and the policy lag. Rows name the
+// devices the trainer resolved (`auto` becomes cpu or cuda), not the config's words.
 #pragma once
 
 #include <string>
@@ -11,8 +13,9 @@
 namespace recur::cli {
 
 struct TrainBenchRow {
-  std::string mode;  // sync | async
-  int updates = 0;   // timed updates (after one untimed warm-up update)
+  std::string devices;  // resolved actor/learner, e.g. cuda/cuda
+  std::string mode;     // sync | async
+  int updates = 0;      // timed updates (after one untimed warm-up update)
   int64_t env_steps = 0;
   double seconds = 0;
   double act_s = 0, learn_s = 0, wait_s = 0;  // summed over the timed updates
@@ -21,8 +24,10 @@ struct TrainBenchRow {
   double steps_per_s() const { return static_cast<double>(env_steps) / seconds; }
 };
 
-// Trains a fresh Trainer from `config` for 1 + `updates` updates in each mode of `modes`.
+// Trains a fresh Trainer from `config` for 1 + `updates` updates in each mode of `modes`, for
+// each "actor/learner" pair of `devices` (each cpu, cuda or auto; empty: the config's devices).
 std::vector<TrainBenchRow> bench_train(const agent::TrainConfig& config, int updates,
-                                       const std::vector<std::string>& modes);
+                                       const std::vector<std::string>& modes,
+                                       const std::vector<std::string>& devices = {});
 
 }  // namespace recur::cli

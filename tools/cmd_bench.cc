@@ -168,6 +168,7 @@ void add_train_bench(CLI::App& bench, int& exit_code) {
     std::vector<std::string> overrides;
     int updates = 20;
     std::vector<std::string> modes = {"sync", "async"};
+    std::vector<std::string> devices;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("config", args->config, "Training config (YAML)")->required();
@@ -176,22 +177,27 @@ void add_train_bench(CLI::App& bench, int& exit_code) {
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--modes", args->modes, "Modes to time, in this order")->delimiter(',');
+  cmd->add_option("--devices", args->devices,
+                  "ACTOR/LEARNER pairs to time, in this order, e.g. cuda/cuda,cpu/cpu (default: "
+                  "the config's device.actor/device.learner)")
+      ->delimiter(',');
   cmd->callback([args, &exit_code] {
     const auto config = agent::load_config(args->config, args->overrides);
-    const auto rows = bench_train(config, args->updates, args->modes);
-    fmt::print(
-        "{}: {} envs x {} steps per update, {} epochs x {} minibatches, actor {} / learner {}\n",
-        config.env.id, config.env.num_envs, config.algo.rollout_steps, config.algo.epochs,
-        config.algo.num_minibatches, config.device.actor, config.device.learner);
-    fmt::print("{:<6} {:>8} {:>10} {:>12} {:>8} {:>8} {:>8} {:>9} {:>8}\n", "mode", "updates",
-               "env steps", "env steps/s", "act s", "learn s", "wait s", "lag mean", "lag max");
+    const auto rows = bench_train(config, args->updates, args->modes, args->devices);
+    fmt::print("{}: {} envs x {} steps per update, {} epochs x {} minibatches, hidden {}\n",
+               config.env.id, config.env.num_envs, config.algo.rollout_steps, config.algo.epochs,
+               config.algo.num_minibatches, config.policy.hidden);
+    fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12} {:>8} {:>8} {:>8} {:>9} {:>8}\n", "devices",
+               "mode", "updates", "env steps", "env steps/s", "act s", "learn s", "wait s",
+               "lag mean", "lag max");
     for (const auto& r : rows)
-      fmt::print("{:<6} {:>8} {:>10} {:>12.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.2f} {:>8}\n", r.mode,
-                 r.updates, r.env_steps, r.steps_per_s(), r.act_s, r.learn_s, r.wait_s, r.lag_mean,
-                 r.lag_max);
-    if (rows.size() == 2)
-      fmt::print("{} / {}: {:.2f}x env steps/s\n", rows[1].mode, rows[0].mode,
-                 rows[1].steps_per_s() / rows[0].steps_per_s());
+      fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.2f} {:>8}\n",
+                 r.devices, r.mode, r.updates, r.env_steps, r.steps_per_s(), r.act_s, r.learn_s,
+                 r.wait_s, r.lag_mean, r.lag_max);
+    // Every row against the first: the devices' and the modes' speed-ups side by side.
+    for (size_t i = 1; i < rows.size(); ++i)
+      fmt::print("{} {} / {} {}: {:.2f}x env steps/s\n", rows[i].devices, rows[i].mode,
+                 rows[0].devices, rows[0].mode, rows[i].steps_per_s() / rows[0].steps_per_s());
     exit_code = 0;
   });
 }

@@ -10,8 +10,9 @@
 #
 #   bash tools/gpu-check.sh            # build + bundle here, then print the command for `run`
 #
-# On the device (the `run` tool, carry [".devbundle"]) run the printed command; tools/gpu-run.sh
-# says what it writes under $OUT (gpu-cases.txt is the per-case PASS/FAIL table). Record the
+# On the device (the `run` tool, carry [".devbundle"]) run the printed commands; tools/gpu-run.sh
+# and tools/gpu-speed.sh say what they write under $OUT (gpu-cases.txt is the per-case PASS/FAIL
+# table). Record the
 # figures in docs/PERFORMANCE.md with the device, driver and cuDNN version info.txt prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,7 @@ cmake --build build-device -j"$(nproc)" --target recur_tests recur
 ../shared/tools/device-bundle.sh .devbundle build-device/tests/recur_tests build-device/tools/recur
 du -sh .devbundle
 cat <<'CMD'
-device command (run tool, carry [".devbundle"]; logs come back under $OUT):
-bash tools/gpu-run.sh 540
+device commands (run tool, carry [".devbundle"]; logs come back under $OUT), one call each:
+bash tools/gpu-run.sh 540      # correctness: every GPU test case, sanitizer, training on all pairs
+bash tools/gpu-speed.sh 540    # speed (issue 15): recur vs PyTorch side by side, profile, scale
 CMD

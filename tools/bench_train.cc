@@ -8,6 +8,7 @@
 #include "agent/trainer.h"
 #include "core/error.h"
 #include "policy/device_choice.h"
+#include "policy/devices.h"
 
 namespace recur::cli {
 
@@ -38,7 +39,14 @@ std::vector<TrainBenchRow> bench_train(const agent::TrainConfig& config, int upd
     RECUR_CHECK(mode == "sync" || mode == "async", "--modes: '{}' is not sync or async", mode);
   std::vector<std::string> pairs = devices;
   if (pairs.empty()) pairs.push_back("");
-  for (const auto& pair : pairs) with_devices(config, pair);  // every error before any training
+  // Every error before any training: a malformed pair, or cuda where no GPU is usable, would
+  // otherwise surface after minutes of measuring the pairs before it.
+  const policy::DeviceReport report = policy::query_devices();
+  for (const auto& pair : pairs) {
+    const agent::TrainConfig c = with_devices(config, pair);
+    policy::resolve_device("device.actor", c.device.actor, report);
+    policy::resolve_device("device.learner", c.device.learner, report);
+  }
   std::vector<TrainBenchRow> rows;
   for (const auto& pair : pairs)
     for (const auto& mode : modes) {

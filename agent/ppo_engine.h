@@ -24,6 +24,7 @@
 #include "policy/device_choice.h"
 #include "policy/policy_learner.h"
 #include "policy/policy_spec.h"
+#include "policy/stage_marker.h"
 #include "policy/tensor.h"
 
 namespace recur::policy {
@@ -53,6 +54,11 @@ class PpoEngine {
   // Hands the current parameters to the actor: canonical tensors by default; the CUDA engine
   // copies device to device when the actor is on the same GPU.
   virtual void publish(policy::PolicyActor& actor);
+
+  // Profiling only (`recur bench devices --stages`): the CUDA engine marks each stage boundary of
+  // compute() and apply() on `marker` (policy/stage_marker.h); the host engine has no stream to
+  // mark and ignores it.
+  virtual void set_stage_marker(policy::StageMarker* /*marker*/) {}
 
   virtual void begin_update(const Rollout& rollout) = 0;
   // env columns `envs` of the rollout given to begin_update (B = envs.size()).

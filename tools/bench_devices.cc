@@ -1,5 +1,6 @@
 #include "tools/bench_devices.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "agent/ppo_engine.h"
@@ -8,6 +9,14 @@
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"
 #include "tools/bench_timing.h"
+
+#ifdef RECUR_WITH_CUDA
+#include <deque>
+
+#include "kernels/cuda_memory.h"
+#include "policy/cuda/cuda_policy_actor.h"
+#include "policy/stage_marker.h"
+#endif
 
 namespace recur::cli {
 namespace {
@@ -41,12 +50,9 @@ double time_actor(const policy::PolicySpec& spec, int B, const policy::Placement
                        [&] { actor.act(obs, starts, rng, false, actions, logp, values); });
 }
 
-double time_learner(const policy::PolicySpec& spec, int T, int B, bool cuda,
-                    const policy::Placement& placement, const policy::TensorMap& params,
-                    double min_seconds) {
-  auto engine = cuda ? agent::make_cuda_ppo_engine(spec, placement, 1e-5f)
-                     : agent::make_host_ppo_engine(spec, placement, 1e-5f);
-  engine->load(params);
+// A rollout of T steps of B envs with plausible values (2% episode starts, so the cuDNN plan cuts
+// sequences as in training).
+agent::Rollout bench_rollout(const policy::PolicySpec& spec, int T, int B) {
   Rng rng(11);
   agent::Rollout r;
   r.resize(T, B, spec.obs_dim, 1, spec.state_size());
@@ -56,6 +62,16 @@ double time_learner(const policy::PolicySpec& spec, int T, int B, bool cuda,
   for (auto* a : {&r.values, &r.advantages, &r.returns, &r.initial_state})
     for (auto& v : *a) v = static_cast<float>(rng.uniform(-1, 1));
   for (auto& s : r.episode_start) s = rng.uniform() < 0.02 ? 1 : 0;
+  return r;
+}
+
+double time_learner(const policy::PolicySpec& spec, int T, int B, bool cuda,
+                    const policy::Placement& placement, const policy::TensorMap& params,
+                    double min_seconds) {
+  auto engine = cuda ? agent::make_cuda_ppo_engine(spec, placement, 1e-5f)
+                     : agent::make_host_ppo_engine(spec, placement, 1e-5f);
+  engine->load(params);
+  const agent::Rollout r = bench_rollout(spec, T, B);
   engine->begin_update(r);
   std::vector<int> envs(static_cast<size_t>(B));
   std::iota(envs.begin(), envs.end(), 0);
@@ -66,9 +82,97 @@ double time_learner(const policy::PolicySpec& spec, int T, int B, bool cuda,
   });
 }
 
+#ifdef RECUR_WITH_CUDA
+// Records a CUDA event at every mark; after each call, adds the time between consecutive marks
+// to its stage's total. Events are created on first use and reused (a deque never moves them).
+class EventClock final : public policy::StageMarker {
+ public:
+  void mark(const char* stage, CUstream_st* stream) override {
+    if (stage == kStart) used_ = 0;
+    if (used_ == events_.size()) events_.emplace_back();
+    if (used_ == names_.size()) names_.emplace_back();
+    events_[used_].record(stream);
+    names_[used_] = stage;
+    ++used_;
+  }
+  // After a call: waits for its last event and accumulates its stages.
+  void collect() {
+    RECUR_CHECK(used_ >= 2 && names_[0] == kStart, "stage clock: a call marked no stages");
+    events_[used_ - 1].synchronize();
+    for (size_t i = 1; i < used_; ++i) {
+      const double us = 1e3 * events_[i].ms_since(events_[i - 1]);
+      auto it = std::find_if(totals_.begin(), totals_.end(),
+                             [&](const auto& t) { return t.first == names_[i]; });
+      if (it == totals_.end()) it = totals_.insert(totals_.end(), {names_[i], 0.0});
+      it->second += us;
+    }
+    ++calls_;
+    used_ = 0;
+  }
+  std::vector<std::pair<std::string, double>> means() const {
+    auto out = totals_;
+    for (auto& t : out) t.second /= static_cast<double>(calls_);
+    return out;
+  }
+
+ private:
+  std::deque<kernels::CudaEvent> events_;
+  std::vector<const char*> names_;
+  size_t used_ = 0;
+  std::vector<std::pair<std::string, double>> totals_;  // enqueue order
+  int calls_ = 0;
+};
+
+constexpr int kStageWarmup = 3, kStageCalls = 20;
+
+std::vector<std::pair<std::string, double>> actor_stages(const policy::PolicySpec& spec, int B,
+                                                         policy::Placement placement,
+                                                         const policy::TensorMap& params) {
+  placement.step.use_graph = false;
+  policy::PolicyActor actor(spec, B, placement);
+  actor.load(params);
+  EventClock clock;
+  Rng rng(7);
+  const std::vector<float> obs = random_vec(static_cast<size_t>(B) * spec.obs_dim, rng);
+  std::vector<uint8_t> starts(static_cast<size_t>(B), 0);
+  std::vector<float> actions(static_cast<size_t>(B)), logp(actions.size()), values(actions.size());
+  for (int i = 0; i < kStageWarmup; ++i) actor.act(obs, starts, rng, false, actions, logp, values);
+  actor.cuda_actor()->set_stage_marker(&clock);
+  for (int i = 0; i < kStageCalls; ++i) {
+    actor.act(obs, starts, rng, false, actions, logp, values);
+    clock.collect();
+  }
+  actor.cuda_actor()->set_stage_marker(nullptr);
+  return clock.means();
+}
+
+std::vector<std::pair<std::string, double>> learner_stages(const policy::PolicySpec& spec, int T,
+                                                           int B,
+                                                           const policy::Placement& placement,
+                                                           const policy::TensorMap& params) {
+  auto engine = agent::make_cuda_ppo_engine(spec, placement, 1e-5f);
+  engine->load(params);
+  const agent::Rollout r = bench_rollout(spec, T, B);
+  engine->begin_update(r);
+  std::vector<int> envs(static_cast<size_t>(B));
+  std::iota(envs.begin(), envs.end(), 0);
+  const kernels::PpoLossConfig loss;
+  EventClock clock;
+  for (int i = 0; i < kStageWarmup + kStageCalls; ++i) {
+    if (i == kStageWarmup) engine->set_stage_marker(&clock);
+    const agent::MinibatchResult m = engine->compute(envs, loss, true);
+    engine->apply(m.grad_norm, 0.5, 3e-4);
+    if (i >= kStageWarmup) clock.collect();
+  }
+  engine->set_stage_marker(nullptr);
+  return clock.means();
+}
+#endif
+
 }  // namespace
 
-std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::string* note) {
+std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::string* note,
+                                          [[maybe_unused]] std::vector<DeviceStageRow>* stages) {
   const policy::DeviceReport report = policy::query_devices();
   const bool gpu = config.gpu && report.cuda_usable();
   if (note)
@@ -95,6 +199,10 @@ std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::
         const double s = time_actor(spec, B, mapped, params, config.min_seconds);
         rows.push_back({"actor", "cuda-mapped", B, H, 1, 1e6 * s, B / s});
       }
+#ifdef RECUR_WITH_CUDA
+      if (gpu && config.stages && stages)
+        stages->push_back({"actor", B, H, 1, actor_stages(spec, B, cuda, params)});
+#endif
     }
     for (int B : config.learner_envs) {
       const int T = config.seq_len;
@@ -105,6 +213,10 @@ std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::
         rows.push_back(
             {"learner", on_gpu ? "cuda" : "cpu", B, H, T, 1e6 * s, static_cast<double>(T) * B / s});
       }
+#ifdef RECUR_WITH_CUDA
+      if (gpu && config.stages && stages)
+        stages->push_back({"learner", B, H, T, learner_stages(spec, T, B, cuda, params)});
+#endif
     }
   }
   return rows;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace recur::cli {
@@ -21,7 +22,8 @@ struct DeviceBenchConfig {
   int obs_dim = 16;
   int device = 0;
   double min_seconds = 0.2;
-  bool gpu = true;  // GPU rows when a GPU is usable
+  bool gpu = true;      // GPU rows when a GPU is usable
+  bool stages = false;  // also each GPU row's per-stage device time (plain launches)
 };
 
 struct DeviceBenchRow {
@@ -32,7 +34,19 @@ struct DeviceBenchRow {
   double samples_per_s = 0;  // env steps (actor) or timestep-samples (learner) per second
 };
 
-// The rows, and in `note` why GPU rows are absent (no CUDA build, no GPU).
-std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::string* note);
+// Where one GPU act() or PPO minibatch spends its time: CUDA events at the stage boundaries the
+// CUDA actor and engine mark (policy/stage_marker.h), on plain launches (a replayed graph has no
+// boundaries), mean device microseconds per stage over the timed calls, in enqueue order. A
+// stage's time includes any gap while the host was still preparing it.
+struct DeviceStageRow {
+  std::string role;  // actor | learner
+  int batch = 0, hidden = 0, seq_len = 0;
+  std::vector<std::pair<std::string, double>> stages;  // (name, mean us)
+};
+
+// The rows, in `note` why GPU rows are absent (no CUDA build, no GPU), and with config.stages
+// the stage breakdown of every GPU row in `stages`.
+std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::string* note,
+                                          std::vector<DeviceStageRow>* stages = nullptr);
 
 }  // namespace recur::cli

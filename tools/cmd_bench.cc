@@ -132,12 +132,15 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
   cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
       ->capture_default_str();
   cmd->add_flag("--no-gpu", args->no_gpu, "CPU rows only");
+  cmd->add_flag("--stages", args->config.stages,
+                "Also where each GPU row's time goes: device us per stage (plain launches)");
   cmd->add_flag("--csv", args->csv, "CSV instead of a table");
   cmd->callback([args, &exit_code] {
     auto config = args->config;
     config.gpu = !args->no_gpu;
     std::string note;
-    const auto rows = bench_devices(config, &note);
+    std::vector<DeviceStageRow> stages;
+    const auto rows = bench_devices(config, &note, &stages);
     if (args->csv) {
       fmt::print("role,device,batch,hidden,seq_len,us_per_call,samples_per_s\n");
       for (const auto& r : rows)
@@ -154,6 +157,17 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
       for (const auto& r : rows)
         fmt::print("{:<8} {:<11} {:>6} {:>5} {:>5} {:>12.1f} {:>14.0f}\n", r.role, r.device,
                    r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s);
+    }
+    // The stage breakdowns: one block per GPU row, stages in enqueue order.
+    for (const auto& st : stages) {
+      double total = 0;
+      for (const auto& [name, us] : st.stages) total += us;
+      fmt::print(
+          "\nstages of one {} call on cuda, B {} H {} T {} (plain launches, mean device us "
+          "over the calls; total {:.1f})\n",
+          st.role, st.batch, st.hidden, st.seq_len, total);
+      for (const auto& [name, us] : st.stages)
+        fmt::print("  {:<40} {:>10.1f} {:>6.1f}%\n", name, us, 100.0 * us / total);
     }
     if (!note.empty()) fmt::print(stderr, "{}\n", note);
     exit_code = 0;

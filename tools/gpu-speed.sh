@@ -16,7 +16,9 @@
 #                         (host-span and device-resident, standard and persist_small_h)
 #   torch-peer.txt        tools/bench_torch_peer.py at the same shapes (step, sequence, floors,
 #                         the bench-devices actor) when python3 can import torch
-#   bench-devices.txt     the whole-policy actor (cpu, cuda, cuda-mapped) and PPO minibatch
+#   bench-devices.txt     the whole-policy actor (cpu, cuda, cuda-mapped) and PPO minibatch, and
+#                         where each GPU row's time goes (--stages: device us per stage, CUDA
+#                         events at the boundaries the actor and the engine mark)
 #   nsys-*.txt            per-kernel and per-API time of one actor act() loop and one PPO
 #                         minibatch loop, when nsys is installed (the profile issue 15 asks for)
 #   bench-train-gpu.txt   configs/lunar_lander_gpu.yaml: cuda/cuda (copy and mapped actor I/O)
@@ -87,11 +89,14 @@ has_torch && section "torch peer" 90 &&
   timeout 180 python3 tools/bench_torch_peer.py "${shapes[@]}" >"$out/torch-peer.txt" 2>&1
 section "bench devices" 60 &&
   timeout 150 $R bin/recur bench devices --hidden 64,256 --envs 1,16,64,256,1024 \
-    --learner-envs 16,64,256 --min-seconds 0.05 >"$out/bench-devices.txt" 2>&1
+    --learner-envs 16,64,256 --min-seconds 0.05 --stages >"$out/bench-devices.txt" 2>&1
 
 # The profile: every kernel and CUDA API call of the actor step and the PPO minibatch at the
-# issue's shapes (launch-bound or compute-bound, and which kernels).
-nsys=$(command -v nsys || echo /usr/local/cuda/bin/nsys)
+# issue's shapes (launch-bound or compute-bound, and which kernels). nsys ships with the toolkit
+# in several places; --stages above is the fallback when none is installed.
+nsys=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
+  /usr/local/cuda*/nsight-systems*/bin/nsys 2>/dev/null | head -1)
+nsys=${nsys:-/usr/local/cuda/bin/nsys}
 if [[ -x $nsys ]]; then
   for what in "actor:--envs 16,1024 --learner-envs 1" "learner:--envs 1 --learner-envs 16,256"; do
     name=${what%%:*}

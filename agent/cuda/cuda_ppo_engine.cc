@@ -158,7 +158,9 @@ class CudaPpoEngine final : public PpoEngine {
     const auto m = static_cast<size_t>(T) * static_cast<size_t>(B);
     const int adim = r.action_dim;
 
+    learner_.mark(policy::StageMarker::kStart);
     stage_rows(envs, s);
+    learner_.mark("rows in (host plan + upload)");
 
     auto gather = [&](const kernels::DeviceBuffer<float>& src, kernels::DeviceBuffer<float>& dst,
                       int width) {
@@ -174,20 +176,25 @@ class CudaPpoEngine final : public PpoEngine {
     gather(returns_, mb_returns_, 1);
     if (normalize_advantage && m > 1)
       kernels::launch_normalize_advantages(mb_adv_.data(), static_cast<int>(m), scratch_.data(), s);
+    learner_.mark("gathers + advantage normalization");
 
     for (auto* b : {&logp_, &ent_, &values_, &d_logp_, &d_ent_, &d_values_}) b->reserve(m);
     learner_.zero_gradients();
+    learner_.mark("zero gradients");
     learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state0_, logp_.data(),
                       ent_.data(), values_.data());
     kernels::launch_ppo_loss(logp_.data(), mb_old_logp_.data(), mb_adv_.data(), values_.data(),
                              mb_old_values_.data(), mb_returns_.data(), ent_.data(),
                              static_cast<int>(m), loss, d_logp_.data(), d_ent_.data(),
                              d_values_.data(), sums_.data(), scratch_.data(), s);
+    learner_.mark("ppo loss");
     learner_.backward(d_logp_.data(), d_ent_.data(), d_values_.data());
     kernels::launch_grad_sq_norm(groups_, sums_.data() + 5, scratch_.data(), s);
+    learner_.mark("grad norm");
 
     // The only synchronization of the minibatch: six doubles.
     sums_.download(std::span<double>(sums_host_.data(), 6), s);
+    learner_.mark("loss sums out");
     CUDA_CHECK(cudaStreamSynchronize(s));
     const double* h = sums_host_.data();
     const double inv_m = 1.0 / static_cast<double>(m);
@@ -208,7 +215,10 @@ class CudaPpoEngine final : public PpoEngine {
         kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr, step_);
     kernels::launch_scale_and_adam(groups_, kernels::clip_scale(grad_norm, max_grad_norm), a,
                                    learner_.stream());
+    learner_.mark("host turn + clip + adam");
   }
+
+  void set_stage_marker(policy::StageMarker* marker) override { learner_.set_stage_marker(marker); }
 
   policy::TensorMap optimizer_tensors() const override {
     const cudaStream_t s = learner_.stream();

@@ -192,15 +192,24 @@ void CudaPolicyActor::stage_inputs(std::span<const float> nobs,
   std::memcpy(block + in_.deterministic, &flag, sizeof flag);
 }
 
+void CudaPolicyActor::set_stage_marker(StageMarker* marker) {
+  RECUR_CHECK_ARG(marker == nullptr || !options_.use_graph,
+                  "set_stage_marker: stage marks need plain launches (use_graph false)");
+  marker_ = marker;
+}
+
 void CudaPolicyActor::enqueue_tower(Tower& t, cudaStream_t s) {
   const auto* obs = reinterpret_cast<const float*>(in_dev_.data() + in_.obs);  // (B, obs)
   const uint8_t* starts = in_dev_.data() + in_.starts;                         // (B)
   const float* x = obs;
+  const bool actor = &t == &towers_[0];
   if (t.encoder) {
     t.encoder->enqueue(cublas_.get(), obs, t.features.data(), s);
     x = t.features.data();
+    mark(actor ? "actor encoder" : "critic encoder", s);
   }
   t.core->enqueue(cublas_.get(), x, starts, t.h.data(), s);
+  mark(actor ? "actor core" : "critic core", s);
 }
 
 void CudaPolicyActor::enqueue_fetch(cudaStream_t s) {
@@ -230,7 +239,9 @@ void CudaPolicyActor::enqueue_emit(size_t first, size_t n, cudaStream_t s) {
 void CudaPolicyActor::record_act(cudaStream_t s) {
   RECUR_ASSERT(s == stream_.get());  // cuBLAS is bound to stream_
   const int B = slots_;
+  mark(StageMarker::kStart, s);
   enqueue_fetch(s);
+  mark("inputs in", s);
   const auto* seed = reinterpret_cast<const uint64_t*>(in_dev_.data() + in_.seed);
   const auto* deterministic = reinterpret_cast<const uint32_t*>(in_dev_.data() + in_.deterministic);
   float* actions = out_dev_.data() + out_.actions;      // (B, action floats)
@@ -239,20 +250,25 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
 
   enqueue_tower(towers_[0], s);
   actor_head_->enqueue(cublas_.get(), towers_[0].h.data(), head_out_.data(), s);
+  mark("actor head", s);
   if (spec_.action_kind == ActionKind::kDiscrete)
     kernels::launch_categorical_head(head_out_.data(), B, spec_.action_dim, seed, deterministic,
                                      actions, log_probs, s);
   else
     kernels::launch_gaussian_head(head_out_.data(), log_std_.data(), B, spec_.action_dim, seed,
                                   deterministic, actions, log_probs, s);
+  mark("sample", s);
   if (!spec_.shared_core) enqueue_tower(towers_[1], s);
   const Tower& critic = spec_.shared_core ? towers_[0] : towers_[1];
   critic_head_->enqueue(cublas_.get(), critic.h.data(), values, s);
+  mark("critic head", s);
   enqueue_emit(0, out_.floats, s);
+  mark("outputs out", s);
 }
 
 void CudaPolicyActor::record_peek(cudaStream_t s) {
   RECUR_ASSERT(s == stream_.get());
+  mark(StageMarker::kStart, s);
   enqueue_fetch(s);
   CUDA_CHECK(cudaMemcpyAsync(saved_state_.data(), state_.data(), state_.bytes(),
                              cudaMemcpyDeviceToDevice, s));
@@ -263,6 +279,7 @@ void CudaPolicyActor::record_peek(cudaStream_t s) {
   CUDA_CHECK(cudaMemcpyAsync(state_.data(), saved_state_.data(), state_.bytes(),
                              cudaMemcpyDeviceToDevice, s));
   enqueue_emit(out_.values, static_cast<size_t>(slots_), s);
+  mark("values out", s);
 }
 
 template <typename Record>

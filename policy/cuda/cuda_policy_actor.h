@@ -69,6 +69,7 @@
 #include "policy/gpu_executors.h"
 #include "policy/mlp.h"
 #include "policy/policy_spec.h"
+#include "policy/stage_marker.h"
 
 namespace recur::policy {
 
@@ -116,6 +117,11 @@ class CudaPolicyActor {
   void set_states(std::span<const float> states);
   void reset(int slot);
 
+  // Profiling only (`recur bench devices --stages`): marks every stage boundary of act and
+  // peek_values on `marker` (null: off). Needs options.use_graph false: a replayed graph has no
+  // boundaries the host could mark.
+  void set_stage_marker(StageMarker* marker);
+
  private:
   struct Tower {
     std::unique_ptr<CudaMlp> encoder;  // null when the spec has no encoder
@@ -132,6 +138,9 @@ class CudaPolicyActor {
 
   void activate() const;
   bool mapped() const { return options_.io == StepIo::kMapped; }
+  void mark(const char* stage, cudaStream_t s) const {
+    if (marker_) marker_->mark(stage, s);
+  }
   // Fills the host input block (a sampled step's seed too, and the next sequence number).
   void stage_inputs(std::span<const float> nobs, std::span<const uint8_t> episode_start,
                     uint64_t seed, bool deterministic);
@@ -196,6 +205,7 @@ class CudaPolicyActor {
   };
   Conversion conversion_[2];
 
+  StageMarker* marker_ = nullptr;
   kernels::CudaGraph act_graph_, peek_graph_;
   bool act_pending_ = false, peek_pending_ = false;  // use_graph and not yet captured
 };

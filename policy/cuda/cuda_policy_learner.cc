@@ -166,9 +166,13 @@ void CudaPolicyLearner::evaluate(int T, int B, const float* obs, const float* ac
                                               static_cast<size_t>(b) * spec_.state_size() + c * cs),
                   cs, t.state0.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(b) * cs));
     const float* x = obs;
-    if (t.encoder) x = t.encoder->forward(cublas, rows, obs, s);
+    if (t.encoder) {
+      x = t.encoder->forward(cublas, rows, obs, s);
+      mark(c == 0 ? "actor encoder fwd" : "critic encoder fwd");
+    }
     t.y.reserve(floats(tb, static_cast<size_t>(spec_.hidden)));
     t.core->forward_device(T, B, x, episode_start, t.state0, t.y.data());
+    mark(c == 0 ? "actor core fwd (plan + cuDNN)" : "critic core fwd (plan + cuDNN)");
   }
   head_out_ = actor_head_->forward(cublas, rows, tower_[0].y.data(), s);
   if (spec_.action_kind == ActionKind::kDiscrete) {
@@ -178,9 +182,11 @@ void CudaPolicyLearner::evaluate(int T, int B, const float* obs, const float* ac
     kernels::launch_gaussian_evaluate(head_out_, log_std_.data(), actions, rows, spec_.action_dim,
                                       log_probs, entropies, s);
   }
+  mark("actor head + distribution fwd");
   const Tower& value_tower = spec_.shared_core ? tower_[0] : tower_[1];
   const float* v = critic_head_->forward(cublas, rows, value_tower.y.data(), s);  // (T*B, 1)
   CUDA_CHECK(cudaMemcpyAsync(values, v, tb * sizeof(float), cudaMemcpyDeviceToDevice, s));
+  mark("critic head fwd");
 }
 
 void CudaPolicyLearner::backward(const float* d_log_probs, const float* d_entropies,
@@ -208,6 +214,7 @@ void CudaPolicyLearner::backward(const float* d_log_probs, const float* d_entrop
   Tower& actor = tower_[0];
   actor.d_y.reserve(floats(tb, H));
   actor_head_->backward(cublas, d_head_.data(), actor.d_y.data(), s);
+  mark("distribution + actor head bwd");
   if (spec_.shared_core) {
     // One core feeds both heads: its output gradient is the sum of theirs.
     d_y_value_.reserve(floats(tb, H));
@@ -218,15 +225,19 @@ void CudaPolicyLearner::backward(const float* d_log_probs, const float* d_entrop
     tower_[1].d_y.reserve(floats(tb, H));
     critic_head_->backward(cublas, d_values, tower_[1].d_y.data(), s);
   }
+  mark("critic head bwd");
   // Cores and encoders.
   for (int c = 0; c < towers(); ++c) {
     Tower& t = tower_[c];
     if (t.encoder) {
       t.d_features.reserve(floats(tb, static_cast<size_t>(spec_.feature_dim())));
       t.core->backward_device(t.d_y.data(), t.d_features.data());
+      mark(c == 0 ? "actor core bwd (cuDNN)" : "critic core bwd (cuDNN)");
       t.encoder->backward(cublas, t.d_features.data(), nullptr, s);
+      mark(c == 0 ? "actor encoder bwd" : "critic encoder bwd");
     } else {
       t.core->backward_device(t.d_y.data(), nullptr);
+      mark(c == 0 ? "actor core bwd (cuDNN)" : "critic core bwd (cuDNN)");
     }
   }
 }

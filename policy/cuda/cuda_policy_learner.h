@@ -40,6 +40,7 @@
 #include "policy/gpu_executors.h"
 #include "policy/mlp.h"
 #include "policy/policy_spec.h"
+#include "policy/stage_marker.h"
 
 namespace recur::policy {
 
@@ -68,6 +69,13 @@ class CudaPolicyLearner {
   // Gradients of the loss w.r.t. the last evaluate's outputs (T, B) each, device; ADDED.
   void backward(const float* d_log_probs, const float* d_entropies, const float* d_values);
   void zero_gradients();
+
+  // Profiling only (`recur bench devices --stages`): marks the stage boundaries of evaluate and
+  // backward on `marker` (null: off).
+  void set_stage_marker(StageMarker* marker) { marker_ = marker; }
+  void mark(const char* stage) const {
+    if (marker_) marker_->mark(stage, stream_.get());
+  }
 
   struct Group {
     std::string name;  // as PolicyLearner::parameter_groups()
@@ -114,6 +122,7 @@ class CudaPolicyLearner {
   kernels::DeviceBuffer<float> d_y_value_;               // (T*B, H) shared core: critic head's
   kernels::DeviceBuffer<double> scratch_;                // reductions (kernels/reduction.h)
   // The last evaluate's shape and inputs (device pointers owned by the caller).
+  StageMarker* marker_ = nullptr;
   int t_ = 0, b_ = 0;
   const float* actions_ = nullptr;
   const float* head_out_ = nullptr;  // the actor head's output (T*B, A), owned by actor_head_

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -24,6 +25,10 @@
 #include "tests/alloc_counter.h"
 #include "tests/gpu_skip.h"
 #include "tests/rel_err.h"
+
+#ifdef RECUR_WITH_CUDA
+#include "policy/cuda/cuda_policy_actor.h"
+#endif
 
 using namespace recur::policy;
 
@@ -386,6 +391,32 @@ TEST_CASE("cuda policy actor zero-copy I/O equals the copy path bitwise") {
           mapped.get_states(st2);
           CHECK(st1 == st2);
         }
+}
+
+// The stage marks of `recur bench devices --stages`: every stage of a plain act, in enqueue order,
+// on the actor's stream; refused on a graph-replaying actor (no boundaries to mark).
+TEST_CASE("cuda policy actor marks its stages on plain launches only") {
+  if (!recur::test::gpu_or_skip("cuda policy actor marks its stages on plain launches only"))
+    return;
+  struct Recorder final : StageMarker {
+    std::vector<std::string> names;
+    void mark(const char* stage, CUstream_st*) override { names.emplace_back(stage); }
+  } recorder;
+  const PolicySpec spec = actor_spec(ActionKind::kDiscrete, false, CellType::kLstm);
+  recur::Rng rng(3);
+  const TensorMap params = init_policy(spec, rng);
+  PolicyActor graph(spec, 2, cuda_placement(true));
+  CHECK_THROWS_AS(graph.cuda_actor()->set_stage_marker(&recorder), std::invalid_argument);
+  PolicyActor plain(spec, 2, cuda_placement(false));
+  plain.load(params);
+  plain.cuda_actor()->set_stage_marker(&recorder);
+  std::vector<float> obs(2 * 5, 0.1f), a(2), lp(2), v(2);
+  std::vector<uint8_t> st(2, 1);
+  plain.act(obs, st, rng, false, a, lp, v);
+  const std::vector<std::string> want = {
+      StageMarker::kStart, "inputs in",   "actor encoder", "actor core", "actor head", "sample",
+      "critic encoder",    "critic core", "critic head",   "outputs out"};
+  CHECK(recorder.names == want);
 }
 
 TEST_CASE("cuda policy actor allocates nothing while acting") {

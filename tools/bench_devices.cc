@@ -1,6 +1,7 @@
 #include "tools/bench_devices.h"
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include "agent/ppo_engine.h"
@@ -50,36 +51,49 @@ double time_actor(const policy::PolicySpec& spec, int B, const policy::Placement
                        [&] { actor.act(obs, starts, rng, false, actions, logp, values); });
 }
 
-// A rollout of T steps of B envs with plausible values (2% episode starts, so the cuDNN plan cuts
-// sequences as in training).
-agent::Rollout bench_rollout(const policy::PolicySpec& spec, int T, int B) {
-  Rng rng(11);
-  agent::Rollout r;
-  r.resize(T, B, spec.obs_dim, 1, spec.state_size());
-  for (auto& v : r.obs) v = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& v : r.actions) v = static_cast<float>(rng.uniform_int(4));
-  for (auto& v : r.log_probs) v = static_cast<float>(-1.4 + rng.uniform(-0.2, 0.2));
-  for (auto* a : {&r.values, &r.advantages, &r.returns, &r.initial_state})
-    for (auto& v : *a) v = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& s : r.episode_start) s = rng.uniform() < 0.02 ? 1 : 0;
-  return r;
-}
+// One PPO minibatch update (compute + apply) of an engine over a rollout of T steps of B envs
+// with plausible values (2% episode starts, so the cuDNN plan cuts sequences as in training).
+// Built in place: the engine keeps a pointer to the rollout from begin_update on.
+class LearnerBench {
+ public:
+  LearnerBench(const policy::PolicySpec& spec, int T, int B, bool cuda,
+               const policy::Placement& placement, const policy::TensorMap& params)
+      : engine_(cuda ? agent::make_cuda_ppo_engine(spec, placement, 1e-5f)
+                     : agent::make_host_ppo_engine(spec, placement, 1e-5f)),
+        envs_(static_cast<size_t>(B)) {
+    engine_->load(params);
+    Rng rng(11);
+    r_.resize(T, B, spec.obs_dim, 1, spec.state_size());
+    for (auto& v : r_.obs) v = static_cast<float>(rng.uniform(-1, 1));
+    for (auto& v : r_.actions) v = static_cast<float>(rng.uniform_int(4));
+    for (auto& v : r_.log_probs) v = static_cast<float>(-1.4 + rng.uniform(-0.2, 0.2));
+    for (auto* a : {&r_.values, &r_.advantages, &r_.returns, &r_.initial_state})
+      for (auto& v : *a) v = static_cast<float>(rng.uniform(-1, 1));
+    for (auto& s : r_.episode_start) s = rng.uniform() < 0.02 ? 1 : 0;
+    engine_->begin_update(r_);
+    std::iota(envs_.begin(), envs_.end(), 0);
+  }
+  LearnerBench(const LearnerBench&) = delete;
+  LearnerBench& operator=(const LearnerBench&) = delete;
+
+  agent::PpoEngine& engine() { return *engine_; }
+  void update() {
+    const agent::MinibatchResult m = engine_->compute(envs_, loss_, true);
+    engine_->apply(m.grad_norm, 0.5, 3e-4);
+  }
+
+ private:
+  agent::Rollout r_;
+  std::unique_ptr<agent::PpoEngine> engine_;
+  std::vector<int> envs_;
+  kernels::PpoLossConfig loss_;
+};
 
 double time_learner(const policy::PolicySpec& spec, int T, int B, bool cuda,
                     const policy::Placement& placement, const policy::TensorMap& params,
                     double min_seconds) {
-  auto engine = cuda ? agent::make_cuda_ppo_engine(spec, placement, 1e-5f)
-                     : agent::make_host_ppo_engine(spec, placement, 1e-5f);
-  engine->load(params);
-  const agent::Rollout r = bench_rollout(spec, T, B);
-  engine->begin_update(r);
-  std::vector<int> envs(static_cast<size_t>(B));
-  std::iota(envs.begin(), envs.end(), 0);
-  const kernels::PpoLossConfig loss;
-  return time_per_call(min_seconds, [&] {
-    const agent::MinibatchResult m = engine->compute(envs, loss, true);
-    engine->apply(m.grad_norm, 0.5, 3e-4);
-  });
+  LearnerBench bench(spec, T, B, cuda, placement, params);
+  return time_per_call(min_seconds, [&] { bench.update(); });
 }
 
 #ifdef RECUR_WITH_CUDA
@@ -150,21 +164,14 @@ std::vector<std::pair<std::string, double>> learner_stages(const policy::PolicyS
                                                            int B,
                                                            const policy::Placement& placement,
                                                            const policy::TensorMap& params) {
-  auto engine = agent::make_cuda_ppo_engine(spec, placement, 1e-5f);
-  engine->load(params);
-  const agent::Rollout r = bench_rollout(spec, T, B);
-  engine->begin_update(r);
-  std::vector<int> envs(static_cast<size_t>(B));
-  std::iota(envs.begin(), envs.end(), 0);
-  const kernels::PpoLossConfig loss;
+  LearnerBench bench(spec, T, B, /*cuda=*/true, placement, params);
   EventClock clock;
   for (int i = 0; i < kStageWarmup + kStageCalls; ++i) {
-    if (i == kStageWarmup) engine->set_stage_marker(&clock);
-    const agent::MinibatchResult m = engine->compute(envs, loss, true);
-    engine->apply(m.grad_norm, 0.5, 3e-4);
+    if (i == kStageWarmup) bench.engine().set_stage_marker(&clock);
+    bench.update();
     if (i >= kStageWarmup) clock.collect();
   }
-  engine->set_stage_marker(nullptr);
+  bench.engine().set_stage_marker(nullptr);
   return clock.means();
 }
 #endif

@@ -28,24 +28,8 @@
 # Sections run in order of importance; one that would start past the budget is skipped and says
 # so, so the whole command stays inside the run tool's 10 minutes.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-root=$PWD
-budget=${1:-540}
-out=${OUT:-$root/gpu-out}
-mkdir -p "$out"
-bundle=$root/.devbundle
-R="bash $bundle/run.sh"
-export RECUR_TEST_DATA_DIR=$root/tests/data
-start=$SECONDS
-
-left() { echo $((budget - (SECONDS - start))); }
-section() {
-  if (($(left) < $2)); then
-    echo "SKIPPED $1: $(left) s of the budget left, it needs ~$2 s" | tee -a "$out/skipped.txt"
-    return 1
-  fi
-  echo "== $1 ($(left) s left)"
-}
+# shellcheck source=tools/gpu-common.sh
+source "$(dirname "$0")/gpu-common.sh"
 has_torch() { python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; }
 
 section info 10 && {

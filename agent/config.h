@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,13 @@ struct RunConfig {
   // TensorBoard event files in <run>/tb/: every progress.csv row as scalars under
   // Stable-Baselines3's tags, evaluations under eval/ (docs/CONFIG.md lists them).
   bool tensorboard = true;
+  // The mean evaluation return that counts as solved: null = the env's registered reward threshold
+  // (Gymnasium's, e.g. 200 for LunarLander-v3), where it has one. The first evaluation reaching
+  // it is logged with its env steps and wall time (the time to target).
+  std::optional<float> target_return;
+  // Stop after the first periodic evaluation that reaches the target (the final evaluation still
+  // runs), as Stable-Baselines3's StopTrainingOnRewardThreshold. Needs a target.
+  bool stop_at_target = false;
 
   bool operator==(const RunConfig&) const = default;
 };

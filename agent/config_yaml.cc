@@ -112,6 +112,25 @@ void read(const YAML::Node& node, const Slot& s, float& out) {
   }
 }
 
+// null (or ~) for none, else a finite number.
+void read(const YAML::Node& node, const Slot& s, std::optional<float>& out) {
+  if (node.IsNull()) {
+    out.reset();
+    return;
+  }
+  if (const std::string* text = plain_scalar(node)) {
+    std::string_view t = *text;
+    if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+    float v = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec == std::errc() && p == t.data() + t.size() && std::isfinite(v)) {
+      out = v;
+      return;
+    }
+  }
+  wrong_type(s, node, "a number or null");
+}
+
 void read(const YAML::Node& node, const Slot& s, bool& out) {
   const std::string* text = plain_scalar(node);
   if (text && (*text == "true" || *text == "True" || *text == "TRUE")) {
@@ -209,6 +228,9 @@ std::string yaml_text(float v) {
   std::string out = fmt::format("{}", v);
   if (out.find_first_of(".eEn") == std::string::npos) out += ".0";
   return out;
+}
+std::string yaml_text(const std::optional<float>& v) {
+  return v ? yaml_text(*v) : "null";
 }
 std::string yaml_text(const std::vector<int>& v) {
   std::vector<std::string> items;
@@ -312,6 +334,8 @@ const std::vector<Section>& sections() {
         field("threads", &T::run, &R::threads),
         field("video_every_evals", &T::run, &R::video_every_evals),
         field("tensorboard", &T::run, &R::tensorboard),
+        field("target_return", &T::run, &R::target_return),
+        field("stop_at_target", &T::run, &R::stop_at_target),
         field("learner_threads", &T::run, &R::learner_threads)}},
       {"device",
        {field("actor", &T::device, &D::actor), field("learner", &T::device, &D::learner),

@@ -15,6 +15,7 @@
 #include "agent/run/tensorboard.h"
 #include "agent/trainer.h"
 #include "core/error.h"
+#include "envs/registry.h"
 #include "policy/policy_checkpoint.h"
 
 namespace recur::agent {
@@ -46,6 +47,17 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   // The trainer first: a config it cannot honour (an env option, device.*=cuda without a GPU)
   // fails before a run directory is created.
   Trainer trainer(config);
+  // The target (time to target, run.stop_at_target), also checked before the run directory.
+  TrainJobResult result;
+  if (config.run.target_return)
+    result.target = *config.run.target_return;
+  else
+    result.target = envs::registry().at(config.env.id).reward_threshold;
+  RECUR_CHECK(result.target || !config.run.stop_at_target,
+              "run.stop_at_target = true, but {} has no registered reward threshold and "
+              "run.target_return is null: set run.target_return to the mean evaluation return "
+              "that counts as solved, or run.stop_at_target to false",
+              config.env.id);
   const RunDir dir = resuming ? RunDir::open(options.resume_dir)
                               : RunDir::create(config.run.output_dir, options.name);
   if (!resuming) dir.write_config(config_yaml);
@@ -156,11 +168,16 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     save_latest();
     spdlog::info("eval at {} steps: return {:.2f} +- {:.2f} over {} episodes", trainer.env_steps(),
                  r.mean_return(), r.std_return(), r.returns.size());
+    if (result.target && !result.target_env_steps && r.mean_return() >= *result.target) {
+      result.target_env_steps = trainer.env_steps();
+      result.target_seconds = elapsed_now();
+      spdlog::info("target {:.2f} reached at {} env steps, {:.1f} s (first evaluation >= target)",
+                   *result.target, *result.target_env_steps, result.target_seconds);
+    }
     return r;
   };
 
   double last_print = -1;
-  TrainJobResult result;
   result.run_dir = dir.path();
   const auto on_episode = [&](const EpisodeEnd& e) {
     monitor.episode(e.episode_return, e.length);
@@ -234,6 +251,11 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       settle();
       evaluate(config.run.eval_episodes, false);
       while (next_eval <= it.env_steps) next_eval += config.run.eval_every;
+      if (config.run.stop_at_target && result.target_env_steps) {
+        spdlog::info("run.stop_at_target: stopping at {} env steps", trainer.env_steps());
+        result.stopped_at_target = true;
+        break;
+      }
     }
     if (next_ckpt > 0 && it.env_steps >= next_ckpt) {
       save(dir.step_checkpoint(it.env_steps));

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "agent/config.h"
@@ -20,6 +21,12 @@ struct TrainJobResult {
   double seconds = 0;
   bool interrupted = false;
   EvalResult final_eval;  // empty when interrupted
+  // run.target_return, or the env's registered reward threshold; and the first evaluation that
+  // reached it (env steps, and wall seconds since the run began, evaluations included).
+  std::optional<double> target;
+  std::optional<int64_t> target_env_steps;
+  double target_seconds = 0;
+  bool stopped_at_target = false;  // run.stop_at_target ended the run early
 };
 
 struct TrainJobOptions {

@@ -70,6 +70,12 @@ void add_train_command(CLI::App& app, int& exit_code) {
           config.env.id, e.returns.size(), e.mean_return(), e.std_return(), e.mean_length(),
           result.env_steps, result.seconds, result.run_dir.string());
     }
+    if (result.target && result.target_env_steps)
+      fmt::print("target {:.2f} reached at {} env steps, {:.1f} s{}\n", *result.target,
+                 *result.target_env_steps, result.target_seconds,
+                 result.stopped_at_target ? " (run.stop_at_target: stopped there)" : "");
+    else if (result.target)
+      fmt::print("target {:.2f} not reached by any evaluation\n", *result.target);
     exit_code = 0;
   });
 }

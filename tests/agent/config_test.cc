@@ -118,6 +118,15 @@ TEST_CASE("config round trip through to_yaml gives an equal config") {
   CHECK(load_config(defaults.path(), {}) == TrainConfig{});
   CHECK(has(written, "  adam_eps: "));
   CHECK(has(written, "  options: {"));
+  CHECK(has(written, "  target_return: null"));
+
+  // An optional number: set, then back to null by an override.
+  const TrainConfig t = load_config(file.path(), {"run.target_return=-150.5"});
+  REQUIRE(t.run.target_return);
+  CHECK(*t.run.target_return == -150.5f);
+  const TempConfig t_file("target", recur::agent::to_yaml(t));
+  CHECK(load_config(t_file.path(), {}) == t);
+  CHECK(!load_config(t_file.path(), {"run.target_return=null"}).run.target_return);
 }
 
 TEST_CASE("config overrides apply after the file in order") {
@@ -201,6 +210,11 @@ TEST_CASE("config out of range values name the key the value and the range") {
   CHECK(has(core, "Did you mean 'lstm'?"));
   const std::string device = load_error("device:\n  actor: gpu\n");
   CHECK(has(device, "device.actor = 'gpu' is not allowed"));
+  const std::string target = load_error("run:\n  target_return: high\n");
+  CHECK(has(target, "run.target_return"));
+  CHECK(has(target, "a number or null"));
+  const std::string stop = load_error("run:\n  stop_at_target: true\n  eval_every: 0\n");
+  CHECK(has(stop, "run.stop_at_target = true stops at a periodic evaluation"));
   const std::string io = load_error("device:\n  actor_io: zero\n");
   CHECK(has(io, "device.actor_io = 'zero' is not allowed: it must be one of copy, mapped"));
   const std::string width = load_error("policy:\n  encoder: [64, 0]\n");

@@ -194,6 +194,51 @@ TEST_CASE("a stop request ends the run with a checkpoint") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("the time to target is reported, and run.stop_at_target ends the run there") {
+  const recur::test::TempDir tmp("train_target_test");
+  auto c = small_config(tmp.path.string());
+  // Any CartPole policy balances for more than 5 steps: the first evaluation (1024 steps)
+  // reaches this target.
+  c.run.target_return = 5.0f;
+  const auto go_on = agent::run_train_job(c, agent::to_yaml(c), named("go_on"));
+  REQUIRE(go_on.target_env_steps);
+  CHECK(*go_on.target_env_steps == 1024);
+  CHECK(*go_on.target == 5.0);
+  CHECK(go_on.target_seconds > 0);
+  CHECK(!go_on.stopped_at_target);
+  CHECK(go_on.env_steps == 2048);  // without stop_at_target the run goes on to the end
+
+  c.run.stop_at_target = true;
+  const auto stopped = agent::run_train_job(c, agent::to_yaml(c), named("stopped"));
+  CHECK(stopped.stopped_at_target);
+  CHECK(!stopped.interrupted);
+  CHECK(stopped.env_steps == 1024);
+  CHECK(stopped.final_eval.returns.size() == 3);  // the final evaluation still runs
+
+  // Unreachable: reported as not reached, and the run is not stopped.
+  c.run.target_return = 1e6f;
+  const auto never = agent::run_train_job(c, agent::to_yaml(c), named("never"));
+  CHECK(!never.target_env_steps);
+  CHECK(never.env_steps == 2048);
+
+  // No target: CartPole-v1's registered threshold (475) is the default.
+  c.run.target_return.reset();
+  c.run.stop_at_target = false;
+  c.run.total_env_steps = 64;
+  c.run.eval_every = 0;
+  CHECK(*agent::run_train_job(c, agent::to_yaml(c), named("default")).target == 475.0);
+
+  // Pendulum-v1 has no threshold: stop_at_target without run.target_return is an error, before
+  // any run directory is made.
+  auto p = small_config((tmp.path / "pendulum").string());
+  p.env.id = "Pendulum-v1";
+  p.run.stop_at_target = true;
+  CHECK_THROWS_WITH_AS(agent::run_train_job(p, agent::to_yaml(p), named("p")),
+                       doctest::Contains("Pendulum-v1 has no registered reward threshold"),
+                       recur::Error);
+  CHECK(!std::filesystem::exists(tmp.path / "pendulum"));
+}
+
 TEST_CASE("a resumed run produces exactly what an uninterrupted run produces") {
   for (const char* env : {"CartPole-v1", "RepeatPreviousEasy-v0"}) {
     CAPTURE(env);

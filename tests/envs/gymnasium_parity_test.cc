@@ -15,24 +15,12 @@
 #include <vector>
 
 #include "envs/registry.h"
+#include "tests/golden_text.h"
 
 namespace {
 
-std::vector<double> numbers(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<double> out;
-  for (std::string tok; in >> tok;) out.push_back(std::strtod(tok.c_str(), nullptr));
-  return out;
-}
-
-std::vector<std::string> split_bars(const std::string& line) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t bar; (bar = line.find('|', start)) != std::string::npos; start = bar + 1)
-    parts.push_back(line.substr(start, bar - start));
-  parts.push_back(line.substr(start));
-  return parts;
-}
+using recur::test::numbers;
+using recur::test::split_bars;
 
 double rel_err(double a, double b) {
   return std::abs(a - b) / std::max(1.0, std::abs(b));

@@ -11,19 +11,15 @@
 
 #include "envs/box2d/bipedal_walker_physics.h"
 #include "envs/box2d/bipedal_walker_terrain.h"
+#include "tests/golden_text.h"
 
 namespace bw_test {
+
+using recur::test::numbers;
 
 inline std::string data_path(const std::string& file) {
   const char* dir = std::getenv("RECUR_TEST_DATA_DIR");
   return std::string(dir && *dir ? dir : RECUR_TEST_DATA_DIR) + "/box2d/bipedal_walker/" + file;
-}
-
-inline std::vector<double> numbers(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<double> out;
-  for (std::string tok; in >> tok;) out.push_back(std::strtod(tok.c_str(), nullptr));
-  return out;
 }
 
 // The parts of "tag a b | c d | e" after the tag, split at '|'.

@@ -14,10 +14,13 @@
 
 #include "core/options.h"
 #include "envs/box2d/lunar_lander_sim.h"
+#include "tests/golden_text.h"
 
 namespace recur::test::lunar_lander {
 
 namespace ll = recur::envs::lunar_lander;
+using recur::test::numbers;
+using recur::test::split_bars;
 
 struct GoldenStep {
   std::vector<float> action;  // empty for the step inside reset
@@ -47,22 +50,6 @@ struct GoldenEpisode {
 inline std::string data_dir() {
   const char* dir = std::getenv("RECUR_TEST_DATA_DIR");
   return std::string(dir && *dir ? dir : RECUR_TEST_DATA_DIR) + "/box2d/lunar_lander";
-}
-
-inline std::vector<double> numbers(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<double> out;
-  for (std::string tok; in >> tok;) out.push_back(std::strtod(tok.c_str(), nullptr));
-  return out;
-}
-
-inline std::vector<std::string> split_bars(const std::string& line) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t bar; (bar = line.find('|', start)) != std::string::npos; start = bar + 1)
-    parts.push_back(line.substr(start, bar - start));
-  parts.push_back(line.substr(start));
-  return parts;
 }
 
 inline void read_body(const std::string& text, GoldenStep& s) {

@@ -160,7 +160,6 @@ void CudaStepExecutor::step_impl(std::span<const float> x, std::span<const uint8
                                  std::span<float> h_out) {
   activate();
   const cudaStream_t s = stream_.get();
-  auto enqueue = [this](cudaStream_t st) { record(st); };
   unsigned char* block = mapped() ? in_mapped_.data() : in_host_.data();
   std::memcpy(block, x.data(), x.size_bytes());
   std::memcpy(block + in_starts_, episode_start.data(), episode_start.size_bytes());
@@ -169,7 +168,7 @@ void CudaStepExecutor::step_impl(std::span<const float> x, std::span<const uint8
   if (graph_.ready()) {
     graph_.launch(s);
   } else {
-    enqueue(s);
+    record(s);
   }
   if (mapped()) {
     kernels::wait_for_flag(flag_.data(), sequence_, s);
@@ -182,7 +181,7 @@ void CudaStepExecutor::step_impl(std::span<const float> x, std::span<const uint8
   // throws once and leaves the plain path in use.
   if (graph_pending_) {
     graph_pending_ = false;
-    graph_.capture(s, enqueue);
+    graph_.capture(s, [this](cudaStream_t st) { record(st); });
   }
 }
 

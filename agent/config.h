@@ -14,6 +14,10 @@ namespace recur::agent {
 
 struct EnvConfig {
   std::string id = "CartPoleNoVel-v1";
+  // Env plugins (shared libraries, envs/plugin.h) loaded before `id` is looked up. Relative paths
+  // in a YAML file are relative to that file's directory, in --set to the working directory;
+  // loading the config makes them absolute, which is what a run directory records.
+  std::vector<std::string> plugin;
   int num_envs = 8;
   std::map<std::string, std::string> options;  // env options (max_episode_steps, g, ...)
   bool normalize_obs = true;                   // running mean/var normalization of observations
@@ -27,7 +31,7 @@ struct EnvConfig {
   std::string options_source;
 
   bool operator==(const EnvConfig& o) const {
-    return id == o.id && num_envs == o.num_envs && options == o.options &&
+    return id == o.id && plugin == o.plugin && num_envs == o.num_envs && options == o.options &&
            normalize_obs == o.normalize_obs && normalize_reward == o.normalize_reward &&
            clip_obs == o.clip_obs && clip_reward == o.clip_reward;
   }

@@ -155,6 +155,28 @@ void read(const YAML::Node& node, const Slot& s, std::vector<int>& out) {
   out = std::move(values);
 }
 
+void read(const YAML::Node& node, const Slot& s, std::vector<std::string>& out) {
+  if (node.IsNull()) {
+    out.clear();
+    return;
+  }
+  if (node.IsScalar()) {
+    out = {node.Scalar()};
+    return;
+  }
+  if (!node.IsSequence())
+    wrong_type(s, node, "a path or a list of paths", "[build/libtmaze_plugin.so]");
+  std::vector<std::string> values;
+  for (size_t i = 0; i < node.size(); ++i) {
+    RECUR_CHECK(node[i].IsScalar() && !node[i].Scalar().empty(),
+                "{}: {} = {}: item {} is {}, but each item is a path. Write e.g. `{}: "
+                "[build/libtmaze_plugin.so]`.",
+                s.where, s.path, flow_text(node), i + 1, flow_text(node[i]), s.key);
+    values.push_back(node[i].Scalar());
+  }
+  out = std::move(values);
+}
+
 // env.options: a free map of scalars, kept as text for the env registry to parse.
 void read(const YAML::Node& node, const Slot& s, std::map<std::string, std::string>& out) {
   if (node.IsNull()) {
@@ -225,6 +247,11 @@ std::string yaml_text(const std::optional<float>& v) {
 std::string yaml_text(const std::vector<int>& v) {
   std::vector<std::string> items;
   for (const int x : v) items.push_back(yaml_text(x));
+  return fmt::format("[{}]", join(items));
+}
+std::string yaml_text(const std::vector<std::string>& v) {
+  std::vector<std::string> items;
+  for (const auto& x : v) items.push_back(yaml_text(x));
   return fmt::format("[{}]", join(items));
 }
 std::string yaml_text(const std::map<std::string, std::string>& v) {

@@ -33,6 +33,8 @@ void read(const YAML::Node& node, const Slot& s, std::optional<float>& out);  //
 void read(const YAML::Node& node, const Slot& s, bool& out);
 void read(const YAML::Node& node, const Slot& s, std::string& out);
 void read(const YAML::Node& node, const Slot& s, std::vector<int>& out);
+// A list of strings; a single string is a list of one, null or [] none (env.plugin).
+void read(const YAML::Node& node, const Slot& s, std::vector<std::string>& out);
 // env.options: a free map of scalars, kept as text for the env registry to parse.
 void read(const YAML::Node& node, const Slot& s, std::map<std::string, std::string>& out);
 
@@ -45,6 +47,7 @@ std::string yaml_text(bool v);
 std::string yaml_text(float v);
 std::string yaml_text(const std::optional<float>& v);  // null: none
 std::string yaml_text(const std::vector<int>& v);
+std::string yaml_text(const std::vector<std::string>& v);
 std::string yaml_text(const std::map<std::string, std::string>& v);
 
 }  // namespace recur::agent::config_values

@@ -64,7 +64,8 @@ const std::vector<Section>& sections() {
   using D = DeviceConfig;
   static const std::vector<Section> table = {
       {"env",
-       {field("id", &T::env, &E::id), field("num_envs", &T::env, &E::num_envs),
+       {field("id", &T::env, &E::id), field("plugin", &T::env, &E::plugin),
+        field("num_envs", &T::env, &E::num_envs),
         field("options", &T::env, &E::options), field("normalize_obs", &T::env, &E::normalize_obs),
         field("normalize_reward", &T::env, &E::normalize_reward),
         field("clip_obs", &T::env, &E::clip_obs), field("clip_reward", &T::env, &E::clip_reward)}},
@@ -190,6 +191,12 @@ void apply_section(const Section& section, const YAML::Node& node, const std::st
                 path, sources[path]);
     f->read(config, kv.second, Slot{path, key, at, ""});
     sources[path] = at;
+    if (path == "env.plugin") {
+      // Relative to the config file, so that a config and its plugin travel together.
+      const auto base = std::filesystem::absolute(std::filesystem::path(file)).parent_path();
+      for (auto& p : config.env.plugin)
+        if (std::filesystem::path(p).is_relative()) p = (base / p).lexically_normal().string();
+    }
     if (path == "env.options") {
       config.env.options_source = at;
       for (const auto& opt : kv.second)
@@ -275,6 +282,8 @@ void apply_override(const std::string& arg, TrainConfig& config, ConfigSources& 
   f->read(config, node, Slot{path, key, where, ""});
   sources[path] = where;
   if (path == "env.options") config.env.options_source = where;
+  if (path == "env.plugin")
+    for (auto& p : config.env.plugin) p = std::filesystem::absolute(p).lexically_normal().string();
 }
 
 }  // namespace

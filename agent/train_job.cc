@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 
+#include "agent/env_plugins.h"
 #include "agent/run/csv_log.h"
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"
@@ -44,6 +45,18 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   const bool resuming = !options.resume_dir.empty();
+  // Plugins before anything looks the env up. A resumed run loads the files it trained with,
+  // unchanged (the latest checkpoint records their hashes).
+  if (resuming) {
+    const auto latest = RunDir::open(options.resume_dir).latest_checkpoint();
+    if (std::filesystem::exists(latest)) {
+      const auto meta = policy::load_policy(latest).metadata;
+      if (const auto it = meta.find(kMetaEnvPlugins); it != meta.end()) {
+        load_recorded_plugins(it->second, options.resume_dir.string(), &config.env.plugin);
+      }
+    }
+  }
+  load_env_plugins(config.env.plugin);
   // The trainer first: a config it cannot honour (an env option, device.*=cuda without a GPU)
   // fails before a run directory is created.
   Trainer trainer(config);
@@ -111,7 +124,9 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   if (config.run.tensorboard) tb.emplace(dir.path() / "tb");
 
   const std::map<std::string, std::string> meta = {
-      {kMetaEnvId, config.env.id}, {kMetaEnvOptions, join_options(config.env.options)}};
+      {kMetaEnvId, config.env.id},
+      {kMetaEnvOptions, join_options(config.env.options)},
+      {kMetaEnvPlugins, plugin_record(config.env.plugin)}};
   auto save = [&](const std::filesystem::path& path) {
     auto m = meta;
     m[kMetaEnvSteps] = std::to_string(trainer.env_steps());

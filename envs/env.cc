@@ -6,6 +6,29 @@
 #include "core/error.h"
 
 namespace recur::envs {
+namespace {
+
+// An exception from an env's own code (a plugin's or a program's env, or a bug in a built-in one)
+// becomes a recur::Error that names the env and where in the episode it happened. recur's own
+// invariant and device errors keep their type (and their exit code).
+[[noreturn]] void rethrow_env_failure(const std::string& id, const char* phase, int step) {
+  try {
+    throw;
+  } catch (const InternalError&) {
+    throw;
+  } catch (const DeviceError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(step > 0 ? fmt::format("env {} threw in {} at step {} of its episode: {}", id,
+                                       phase, step, e.what())
+                         : fmt::format("env {} threw in {}: {}", id, phase, e.what()));
+  } catch (...) {
+    throw Error(fmt::format("env {} threw in {} at step {} of its episode (not a std::exception)",
+                            id, phase, step));
+  }
+}
+
+}  // namespace
 
 Env::Env(Space observation_space, Space action_space)
     : observation_space_(std::move(observation_space)),
@@ -30,8 +53,12 @@ std::span<const float> Env::reset() {
     rng_.reseed((uint64_t{entropy()} << 32) | entropy());
     seeded_ = true;
   }
-  reset_impl(rng_);
-  observe(obs_);
+  try {
+    reset_impl(rng_);
+    observe(obs_);
+  } catch (...) {
+    rethrow_env_failure(id_, "reset()", 0);
+  }
   has_reset_ = true;
   needs_reset_ = false;
   elapsed_steps_ = 0;
@@ -65,8 +92,13 @@ StepResult Env::advance(std::span<const float> action) {
                                ? id_ + ": step() called after the episode ended; call reset() first"
                                : id_ + ": step() called before reset(); call reset(seed) first");
   }
-  const Outcome out = step_impl(action);
-  observe(obs_);
+  Outcome out;
+  try {
+    out = step_impl(action);
+    observe(obs_);
+  } catch (...) {
+    rethrow_env_failure(id_, "step()", elapsed_steps_ + 1);
+  }
   ++elapsed_steps_;
   episode_return_ += out.reward;
   StepResult r;

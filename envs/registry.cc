@@ -8,8 +8,17 @@
 namespace recur::envs {
 
 void Registry::add(EnvSpec spec) {
-  RECUR_ASSERT(!spec.id.empty() && spec.factory);
-  RECUR_ASSERT(find(spec.id) == nullptr);
+  const std::string from = spec.source.empty() ? "recur's built-ins" : spec.source;
+  RECUR_CHECK(!spec.id.empty(), "{}: an env spec has an empty id; give it a Gymnasium-style id "
+              "such as \"TMaze-v0\"", from);
+  RECUR_CHECK(spec.factory != nullptr, "{}: env {} has no factory; set EnvSpec::factory", from,
+              spec.id);
+  if (const EnvSpec* old = find(spec.id)) {
+    throw Error(fmt::format(
+        "env id '{}' from {} is already registered by {}; rename one of them (ids are unique "
+        "across recur's built-ins, plugins and the program)",
+        spec.id, from, old->source.empty() ? "recur's built-ins" : old->source));
+  }
   specs_.push_back(std::move(spec));
 }
 
@@ -42,15 +51,29 @@ std::unique_ptr<Env> Registry::make(std::string_view id, const Options& options)
   RECUR_CHECK(limit >= 0 && limit <= 1'000'000'000,
               "env {}: max_episode_steps = {}; use 0 (no limit) or a positive step count", spec.id,
               limit);
-  std::unique_ptr<Env> env = spec.factory(reader);
+  std::unique_ptr<Env> env;
+  if (spec.source.empty()) {
+    env = spec.factory(reader);
+  } else {
+    // A user's factory: whatever it throws is named with the env and where it came from.
+    try {
+      env = spec.factory(reader);
+    } catch (const Error& e) {
+      throw Error(fmt::format("env {} ({}): {}", spec.id, spec.source, e.what()));
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("env {} ({}) threw in its constructor: {}", spec.id, spec.source,
+                              e.what()));
+    }
+    RECUR_CHECK(env != nullptr, "env {} ({}): the factory returned no env", spec.id, spec.source);
+  }
   reader.reject_unknown();
   env->id_ = spec.id;
   env->max_episode_steps_ = static_cast<int>(limit);
   return env;
 }
 
-const Registry& registry() {
-  static const Registry instance = [] {
+Registry& registry() {
+  static Registry instance = [] {
     Registry r;
     register_classic_control(r);
     register_memory(r);

@@ -1,5 +1,8 @@
 // The env registry: Gymnasium ids -> factories, with the time limit and reward threshold that
-// Gymnasium registers for each id.
+// Gymnasium registers for each id. recur's built-in envs are registered on first use; a program
+// adds its own with registry().add(spec), a plugin through envs/plugin.h (loaded by
+// envs/plugin_loader.h). Register before envs are made from other threads: the registry is not
+// locked.
 //
 //   auto env = recur::envs::make("CartPole-v1");
 //   auto env = recur::envs::make("Pendulum-v1", Options{}.set("g", "9.81"));
@@ -9,6 +12,7 @@
 // are errors that list the closest known names.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,26 +33,34 @@ struct EnvSpec {
   std::string summary;                     // one line for listings
   // Builds the env from its options; the registry has already consumed max_episode_steps.
   std::function<std::unique_ptr<Env>(OptionReader&)> factory;
+  // Where the env comes from, for messages and listings: "" for recur's built-ins,
+  // "plugin /abs/libx.so" for a plugin's, "program" (or the program's own words) otherwise.
+  std::string source = {};
 };
 
 class Registry {
  public:
+  // Throws recur::Error when the spec has no id or factory, or when the id is taken (naming
+  // where the existing one came from).
   void add(EnvSpec spec);
   // nullptr when the id is not registered.
   const EnvSpec* find(std::string_view id) const;
   // The spec, or recur::Error listing the closest known ids.
   const EnvSpec& at(std::string_view id) const;
   std::vector<std::string> ids() const;
-  const std::vector<EnvSpec>& specs() const { return specs_; }
+  // In registration order; a deque, so that add() keeps earlier specs where they are.
+  const std::deque<EnvSpec>& specs() const { return specs_; }
 
+  // An env of a spec with a source (a plugin's or a program's) that throws while being built
+  // comes out as recur::Error naming the env id and its source.
   std::unique_ptr<Env> make(std::string_view id, const Options& options = {}) const;
 
  private:
-  std::vector<EnvSpec> specs_;
+  std::deque<EnvSpec> specs_;
 };
 
-// All envs built into recur (registered on first use).
-const Registry& registry();
+// The process's registry: every env built into recur, plus what plugins and the program added.
+Registry& registry();
 inline std::unique_ptr<Env> make(std::string_view id, const Options& options = {}) {
   return registry().make(id, options);
 }

@@ -10,7 +10,7 @@ packages=(
   libeigen3-dev libbox2d-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev libcli11-dev
   nlohmann-json3-dev
   libcairo2-dev libhdf5-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
-  libprotobuf-dev protobuf-compiler libboost-dev
+  libprotobuf-dev protobuf-compiler libboost-dev libssl-dev
 )
 
 missing=()

@@ -10,11 +10,12 @@
 
 #include "core/error.h"
 #include "core/logging.h"
+#include "core/version.h"
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"recur: a runtime for reinforcement-learning agents with recurrent policies"};
-  app.set_version_flag("--version", "recur 0.1.0");
+  app.set_version_flag("--version", "recur " RECUR_VERSION_STRING);
   app.require_subcommand(1);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")

@@ -1,0 +1,283 @@
+#include "agent/training.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <memory>
+#include <system_error>
+
+#include "agent/config_yaml.h"
+#include "agent/env_plugins.h"
+#include "agent/policy_target.h"
+#include "agent/record/background_sink.h"
+#include "agent/record/minari_writer.h"
+#include "core/error.h"
+#include "envs/registry.h"
+
+namespace recur::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The flag the SIGINT handler sets (a lock-free atomic store is async-signal-safe). The first
+// SIGINT stops the run cleanly; the handler then gives SIGINT back to the default action, so a
+// second one ends the process.
+std::atomic<std::atomic<bool>*> g_sigint_flag{nullptr};
+extern "C" void on_sigint(int) {
+  if (std::atomic<bool>* flag = g_sigint_flag.load()) flag->store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+
+// Installs on_sigint for the lifetime of the object and puts the previous handler back.
+class SigintScope {
+ public:
+  explicit SigintScope(std::atomic<bool>* flag) {
+    g_sigint_flag = flag;
+    previous_ = std::signal(SIGINT, on_sigint);
+  }
+  ~SigintScope() {
+    std::signal(SIGINT, previous_ == SIG_ERR ? SIG_DFL : previous_);
+    g_sigint_flag = nullptr;
+  }
+  SigintScope(const SigintScope&) = delete;
+  SigintScope& operator=(const SigintScope&) = delete;
+
+ private:
+  void (*previous_)(int) = SIG_DFL;
+};
+
+// options.plugins appended to config->env.plugin: absolute, each file once.
+void add_plugins(const std::vector<std::string>& plugins, TrainConfig* config) {
+  for (const auto& p : plugins) {
+    RECUR_CHECK(!p.empty(), "an env plugin path is empty (--plugin PATH)");
+    const std::string path = fs::absolute(p).lexically_normal().string();
+    auto& list = config->env.plugin;
+    if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(path);
+  }
+}
+
+fs::path config_file_of(const fs::path& config_file, const TrainOptions& options) {
+  if (options.resume_dir.empty()) {
+    RECUR_CHECK(!config_file.empty(),
+                "train needs a config file (e.g. configs/cartpole_novel.yaml) or a run "
+                "directory to resume (recur train --resume RUN_DIR)");
+    return config_file;
+  }
+  RECUR_CHECK(config_file.empty(),
+              "train got both a config file ({}) and a run directory to resume ({}): a resumed "
+              "run uses its own config.yaml (change it with overrides); give one",
+              config_file.string(), options.resume_dir.string());
+  return options.resume_dir / "config.yaml";
+}
+
+TrainResult run(const TrainConfig& config, const std::string& name, const TrainOptions& options) {
+  TrainJobOptions job;
+  job.name = !options.name.empty()      ? options.name
+             : !config.run.name.empty() ? config.run.name
+             : !name.empty()            ? name
+                                        : "run";
+  job.resume_dir = options.resume_dir;
+  job.stop_at_env_steps = options.stop_at_env_steps;
+  std::atomic<bool> own_stop{false};
+  std::atomic<bool>* stop = options.stop_requested ? options.stop_requested : &own_stop;
+  job.stop_requested = stop;
+  std::unique_ptr<SigintScope> sigint;
+  if (options.handle_sigint) sigint = std::make_unique<SigintScope>(stop);
+  return TrainResult{run_train_job(config, to_yaml(config), job), config};
+}
+
+// The policy a target names, with its env's plugins loaded: `plugins` when given, else the ones
+// its checkpoint recorded (checked unchanged).
+PolicyTarget open_target(const std::string& target, const std::string& env_id,
+                         const std::vector<std::string>& plugins) {
+  PolicyTarget t = load_policy_target(target, env_id);
+  if (!plugins.empty()) {
+    load_env_plugins(plugins);
+  } else {
+    const auto& meta = t.checkpoint.metadata;
+    if (const auto it = meta.find(kMetaEnvPlugins); it != meta.end())
+      load_recorded_plugins(it->second, t.path.string());
+  }
+  RECUR_CHECK(!t.env_id.empty(), "{} does not record its env; pass an env id", t.path.string());
+  return t;
+}
+
+policy::Placement placement_on(policy::Device device) {
+  policy::Placement p;
+  p.device = device;
+  return p;
+}
+
+void check_schedule(const record::VideoSchedule& schedule, int episodes) {
+  for (const int e : schedule.episodes)
+    RECUR_CHECK(e >= 0 && e < episodes,
+                "video episode {} is not recorded: there are {} episodes (0..{})", e, episodes,
+                episodes - 1);
+}
+
+void make_video_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  RECUR_CHECK(!ec && fs::is_directory(dir), "video directory {}: cannot create it: {}", dir,
+              ec ? ec.message() : "a file of that name exists");
+}
+
+}  // namespace
+
+TrainConfig resolve_train_config(const fs::path& config_file, const TrainOptions& options) {
+  TrainConfig config = load_config(config_file_of(config_file, options), options.overrides);
+  add_plugins(options.plugins, &config);
+  return config;
+}
+
+TrainResult train(const fs::path& config_file, const TrainOptions& options) {
+  const fs::path file = config_file_of(config_file, options);
+  TrainConfig config = load_config(file, options.overrides);
+  add_plugins(options.plugins, &config);
+  return run(config, file.stem().string(), options);
+}
+
+TrainResult train(const TrainConfig& config, const TrainOptions& options) {
+  RECUR_CHECK(options.overrides.empty(),
+              "train(TrainConfig): overrides ({} given) apply to a config file; set the "
+              "TrainConfig's fields instead",
+              options.overrides.size());
+  TrainConfig c = config;
+  add_plugins(options.plugins, &c);
+  validate(c);
+  return run(c, "", options);
+}
+
+EvaluateResult evaluate(const std::string& target, const EvaluateOptions& options) {
+  const PolicyTarget t = open_target(target, options.env_id, options.plugins);
+  EvalConfig cfg;
+  cfg.env_id = t.env_id;
+  cfg.env_options = t.env_options;
+  cfg.episodes = options.episodes;
+  cfg.num_envs = options.num_envs;
+  cfg.seed = options.seed;
+  cfg.deterministic = options.deterministic;
+  cfg.placement = placement_on(options.device);
+  // The filming recorder first: a video directory that cannot be written fails before the
+  // evaluation runs.
+  std::unique_ptr<record::Recorder> recorder;
+  if (!options.video_dir.empty()) {
+    record::RecordConfig rc;
+    rc.env_id = cfg.env_id;
+    rc.env_options = cfg.env_options;
+    rc.episodes = options.episodes;
+    rc.seed = options.seed;
+    rc.deterministic = options.deterministic;
+    rc.placement = cfg.placement;
+    rc.policy_name = t.path.string();
+    rc.video_dir = options.video_dir;
+    rc.video = options.video;
+    rc.name_prefix = options.name_prefix;
+    recorder = std::make_unique<record::Recorder>(rc, t.checkpoint.spec, t.checkpoint.tensors);
+    check_schedule(options.video, options.episodes);
+    make_video_dir(options.video_dir);
+  }
+  EvaluateResult result;
+  result.checkpoint = t.path;
+  result.env_id = cfg.env_id;
+  result.eval = evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg);
+  if (recorder) {
+    try {
+      for (int i = 0; i < options.episodes; ++i) {
+        if (!options.video.films(i)) continue;
+        result.videos.push_back(recorder->video_path(i));
+        recorder->record_episode(i, result.videos.back());
+      }
+    } catch (...) {
+      std::error_code ec;
+      for (const auto& v : result.videos) fs::remove(v, ec);
+      throw;
+    }
+  }
+  return result;
+}
+
+RecordResult record_dataset(const std::string& target, const RecordOptions& options) {
+  // Every check before anything is written.
+  RECUR_CHECK(options.episodes >= 1, "record {} episodes: record at least 1", options.episodes);
+  RECUR_CHECK(!target.empty() || !options.env_id.empty(),
+              "recording the random policy (no target) needs an env id");
+  RECUR_CHECK(options.write_minari || options.write_d4rl,
+              "record: write_minari and write_d4rl are both false; nothing would be written");
+  record::check_dataset_id(options.dataset_id);
+  check_schedule(options.video_dir.empty() ? record::VideoSchedule{} : options.video,
+                 options.episodes);
+
+  record::RecordConfig rc;
+  rc.episodes = options.episodes;
+  rc.seed = options.seed;
+  rc.deterministic = options.deterministic;
+  rc.record_state = options.record_state;
+  rc.video_dir = options.video_dir;
+  if (!options.video_dir.empty()) rc.video = options.video;
+  rc.name_prefix = options.name_prefix;
+  std::unique_ptr<record::Recorder> recorder;
+  if (target.empty()) {
+    if (!options.plugins.empty()) load_env_plugins(options.plugins);
+    rc.env_id = options.env_id;
+    rc.env_options = options.env_options;
+    rc.policy_name = "the random policy";
+    recorder = std::make_unique<record::Recorder>(rc);
+  } else {
+    const PolicyTarget t = open_target(target, options.env_id, options.plugins);
+    rc.env_id = t.env_id;
+    rc.env_options = t.env_options;
+    for (const auto& [k, v] : options.env_options.values) rc.env_options.set(k, v);
+    rc.placement = placement_on(options.device);
+    rc.policy_name = t.path.string();
+    recorder = std::make_unique<record::Recorder>(rc, t.checkpoint.spec, t.checkpoint.tensors);
+  }
+  const envs::Env& env = recorder->env();
+
+  record::DatasetInfo info;
+  info.dataset_id = options.dataset_id;
+  info.env_id = env.id();
+  info.observation_space = env.observation_space();
+  info.action_space = env.action_space();
+  info.max_episode_steps = env.max_episode_steps();
+  info.reward_threshold = envs::registry().at(env.id()).reward_threshold;
+  info.env_entry_point = record::gymnasium_entry_point(env.id());
+  info.algorithm_name = recorder->algorithm_name();
+  info.description =
+      !options.description.empty()
+          ? options.description
+          : fmt::format("{} episodes of {} on {} recorded by recur ({}, seed {})", options.episodes,
+                        rc.policy_name, env.id(),
+                        target.empty() ? "uniform actions"
+                                       : (rc.deterministic ? "deterministic" : "stochastic"),
+                        options.seed);
+  info.author = "recur";
+  info.recur_policy_json = recorder->policy_json();
+  info.overwrite = options.overwrite;
+  info.write_minari = options.write_minari;
+  info.write_d4rl = options.write_d4rl;
+  const std::string root = options.out.empty() ? record::default_datasets_root() : options.out;
+
+  RecordResult result;
+  std::unique_ptr<record::MinariWriter> writer;
+  try {
+    if (!options.video_dir.empty()) make_video_dir(options.video_dir);
+    writer = std::make_unique<record::MinariWriter>(root, info);  // refuses an existing id
+    {
+      // HDF5 writes on their own thread, overlapping the next episode's recording.
+      record::BackgroundSink sink([&](const record::Episode& e) { writer->add(e); });
+      result.summary = recorder->run([&](const record::Episode& e) { sink.push(e); });
+      sink.finish();
+    }
+    result.dataset = writer->commit();
+  } catch (...) {
+    std::error_code ec;
+    for (const auto& v : result.summary.videos) fs::remove(v, ec);
+    throw;  // the writer removes its temporary dataset directory
+  }
+  if (options.write_d4rl) result.d4rl = writer->dataset_dir() / "d4rl.hdf5";
+  return result;
+}
+
+}  // namespace recur::agent

@@ -1,0 +1,133 @@
+// recur's training API: what `recur train`, `recur eval` and `recur record` do, as calls, for a
+// program that registers envs of its own (envs::registry().add) or loads plugins, and trains,
+// evaluates and records them in-process. The CLI commands are thin callers of the same code
+// (recur train calls train()), so a run made here and one made by the CLI are the same: run
+// directory <run.output_dir>/<name>-<time>/ with config.yaml, progress.csv, monitor.csv,
+// eval.csv, tb/ and checkpoints/ (latest, best, periodic), resumable either way.
+//
+//   recur::envs::registry().add(my_spec);                        // source = "program"
+//   const auto run = recur::agent::train("my_env.yaml", {.overrides = {"run.seed=3"}});
+//   const auto eval = recur::agent::evaluate(run.run_dir.string(), {.episodes = 20});
+//   recur::agent::RecordOptions rec{.dataset_id = "me/my-env/ppo-v0", .episodes = 10};
+//   recur::agent::record_dataset(run.run_dir.string(), rec);
+//
+// Errors (bad config, unknown env, unwritable directory, ...) are recur::Error with a message
+// that names the file, key or path; nothing here exits the process.
+//
+// Ctrl-C: with TrainOptions::handle_sigint, the first SIGINT during train() finishes the current
+// update, writes a checkpoint and makes train() return with `interrupted` set (resume with
+// TrainOptions::resume_dir); a second SIGINT ends the process as usual. The previous SIGINT
+// handler is restored when train() returns. One train() at a time should handle SIGINT.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "agent/config.h"
+#include "agent/evaluator.h"
+#include "agent/record/recorder.h"
+#include "agent/train_job.h"
+#include "core/options.h"
+#include "policy/device_choice.h"
+
+namespace recur::agent {
+
+struct TrainOptions {
+  // "section.key=value", applied in order on top of the config file, as `recur train --set`.
+  // Only with a config file (or resume_dir): a TrainConfig is set field by field.
+  std::vector<std::string> overrides;
+  // Env plugin files (envs/plugin.h) appended to env.plugin, as `recur train --plugin`: each made
+  // absolute against the working directory, and left out when env.plugin already names it.
+  std::vector<std::string> plugins;
+  // Continue the run in this directory from its latest checkpoint, with its config.yaml plus
+  // `overrides` (e.g. a larger run.total_env_steps); train() then takes no config file.
+  std::filesystem::path resume_dir;
+  // The run directory's name: <run.output_dir>/<name>-<time>. Empty: run.name, else the config
+  // file's stem, else "run".
+  std::string name;
+  bool handle_sigint = true;  // Ctrl-C stops the run cleanly (see above)
+  // Set it (from any thread or a signal handler) to stop like Ctrl-C; SIGINT sets it too.
+  std::atomic<bool>* stop_requested = nullptr;
+  int64_t stop_at_env_steps = 0;  // stop like Ctrl-C once reached (0: run.total_env_steps only)
+};
+
+// TrainJobResult (agent/train_job.h): run_dir, env_steps, seconds, interrupted, final_eval (empty
+// when interrupted), and the time to target (target, target_env_steps, target_seconds,
+// stopped_at_target); with the config that ran.
+struct TrainResult : TrainJobResult {
+  TrainConfig config;  // resolved: what the run directory's config.yaml records
+};
+
+// The config a train() call would run: `config_file` (or resume_dir/config.yaml) with the
+// overrides and plugins applied, validated. What `recur train --print-config` prints (to_yaml).
+TrainConfig resolve_train_config(const std::filesystem::path& config_file,
+                                 const TrainOptions& options = {});
+
+// A training job from a YAML config file (empty with resume_dir).
+TrainResult train(const std::filesystem::path& config_file, const TrainOptions& options = {});
+// A training job from a config built in code (validated here; overrides must be empty).
+TrainResult train(const TrainConfig& config, const TrainOptions& options = {});
+
+// A trained policy is named as `recur eval` and `recur record` take it: a run directory (its
+// checkpoints/best, else checkpoints/latest) or a checkpoint file. Its env is the one it trained
+// on unless env_id overrides it; the env plugins it recorded are loaded (checked unchanged)
+// unless `plugins` names the files to load instead.
+struct EvaluateOptions {
+  int episodes = 10;
+  bool deterministic = false;  // most likely action (recur eval --deterministic)
+  std::string env_id;          // empty: the env the policy trained on
+  uint64_t seed = 12345;
+  int num_envs = 4;  // envs run in parallel, each an equal share of the episodes
+  policy::Device device = policy::Device::kCpu;
+  std::vector<std::string> plugins;
+  // Also film the episodes `video` picks into video_dir as MP4 (recorded alongside, with the
+  // seeds record() uses; the returns stay the evaluation's).
+  std::string video_dir;
+  record::VideoSchedule video = record::VideoSchedule::capped_cubic();
+  std::string name_prefix = "rl-video";
+};
+
+struct EvaluateResult {
+  std::filesystem::path checkpoint;  // the file evaluated
+  std::string env_id;
+  EvalResult eval;                  // returns and lengths per episode
+  std::vector<std::string> videos;  // written, in episode order
+};
+
+EvaluateResult evaluate(const std::string& target, const EvaluateOptions& options = {});
+
+// Episodes of a policy (or, with an empty target, the uniformly random policy on env_id) as a
+// Minari dataset <out>/<dataset_id>/data/ and/or a D4RL file, as `recur record`. The dataset
+// appears under its final name only when every episode is in it.
+struct RecordOptions {
+  std::string dataset_id;  // Minari id, (namespace/)name-vN, e.g. "me/my-env/ppo-v0"
+  int episodes = 10;
+  uint64_t seed = 0;  // episode i resets with seed + i
+  bool deterministic = true;
+  bool record_state = false;  // infos/policy_state: the recurrent state fed at each observation
+  std::string env_id;         // empty: the policy's env (required for the random policy)
+  Options env_options;        // on top of the checkpoint's
+  std::string out;         // datasets root; empty: $MINARI_DATASETS_PATH, else ~/.minari/datasets
+  bool overwrite = false;  // replace an existing dataset of that id
+  bool write_minari = true;
+  bool write_d4rl = false;
+  policy::Device device = policy::Device::kCpu;
+  std::vector<std::string> plugins;
+  std::string video_dir;  // empty: no videos
+  record::VideoSchedule video = record::VideoSchedule::capped_cubic();
+  std::string name_prefix = "rl-video";
+  std::string description;  // dataset metadata; empty: says what was recorded
+};
+
+struct RecordResult {
+  std::filesystem::path dataset;  // <out>/<dataset_id>/data (empty without write_minari)
+  std::filesystem::path d4rl;     // <out>/<dataset_id>/d4rl.hdf5 (empty without write_d4rl)
+  record::RecordSummary summary;  // returns, lengths, steps, videos
+};
+
+RecordResult record_dataset(const std::string& target, const RecordOptions& options);
+
+}  // namespace recur::agent

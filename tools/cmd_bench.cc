@@ -226,6 +226,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   struct Args {
     EnvBenchConfig config;
     bool json = false;
+    std::vector<std::string> plugins;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--env", args->config.ids, "Env ids (repeatable; default: all)");
@@ -241,8 +242,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "One JSON object per env");
+  add_plugin_option(cmd, args->plugins);
   cmd->callback([args, &exit_code] {
-    const auto& [config, json] = *args;
+    const auto& [config, json, plugins] = *args;
+    load_cli_plugins(plugins);
     const auto rows = bench_envs(config);
     if (!json) {
       fmt::print("{:<28} {:>12} {:>12} {:>12} {:>9}{}\n", "env", "1 env M/s",

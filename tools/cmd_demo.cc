@@ -20,6 +20,7 @@ void add_demo_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> options;
     bool heuristic = false;
     int threads = 1;
+    std::vector<std::string> plugins;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--env", args->config.env_id, "Env id")->capture_default_str();
@@ -37,8 +38,10 @@ void add_demo_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->threads, "Threads for --heuristic episodes")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  add_plugin_option(cmd, args->plugins);
   cmd->callback([args, &exit_code] {
-    auto& [config, options, heuristic, threads] = *args;
+    auto& [config, options, heuristic, threads, plugins] = *args;
+    load_cli_plugins(plugins);
     config.env_options = parse_env_options(options);
     const auto print = [](const agent::EpisodeRecord& e) {
       fmt::print("episode  env {:>3}  return {:>10.3f}  length {:>5}{}\n", e.env_index,

@@ -14,6 +14,7 @@ void add_env_check_command(CLI::App& app, int& exit_code) {
     std::string id;
     std::vector<std::string> options;
     envs::EnvCheckConfig config;
+    std::vector<std::string> plugins;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("id", args->id, "Env id, e.g. CartPole-v1")->required();
@@ -23,8 +24,10 @@ void add_env_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--episodes", args->config.episodes, "Random episodes per check")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  add_plugin_option(cmd, args->plugins);
   cmd->callback([args, &exit_code] {
-    const auto& [id, options, config] = *args;
+    load_cli_plugins(args->plugins);
+    const auto& [id, options, config, plugins] = *args;
     const auto report = envs::check_env(id, parse_env_options(options), config);
     for (const auto& r : report.results)
       fmt::print("{}  {:<13} {}\n", r.passed ? "PASS" : "FAIL", r.name, r.detail);

@@ -18,8 +18,10 @@
 
 namespace recur::cli {
 
-PolicyTarget load_policy_target(const std::string& target, const std::string& env_override) {
+PolicyTarget load_policy_target(const std::string& target, const std::string& env_override,
+                                const std::vector<std::string>& cli_plugins) {
   PolicyTarget t = agent::load_policy_target(target, env_override);
+  load_target_plugins(t, cli_plugins);
   RECUR_CHECK(!t.env_id.empty(), "{} does not record its env; pass --env ID", t.path.string());
   return t;
 }
@@ -43,6 +45,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     bool json = false;
     std::string device = "cpu";
     VideoArgs video;
+    std::vector<std::string> plugins;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("target", args->target,
@@ -54,6 +57,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--deterministic", args->deterministic, "Take the most likely action");
   cmd->add_option("--env", args->env, "Env id (default: the one the policy was trained on)");
+  add_plugin_option(cmd, args->plugins);
   cmd->add_option("--seed", args->seed, "Seed of the evaluation envs")->capture_default_str();
   cmd->add_option("--num-envs", args->num_envs, "Envs run in parallel")
       ->check(CLI::Range(1, 1 << 12))
@@ -69,7 +73,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                     "printed stay the evaluation's)");
   cmd->callback([args, &exit_code] {
     const agent::record::VideoSchedule schedule = video_schedule(args->video);
-    const PolicyTarget target = load_policy_target(args->target, args->env);
+    const PolicyTarget target = load_policy_target(args->target, args->env, args->plugins);
     agent::EvalConfig cfg;
     cfg.env_id = target.env_id;
     cfg.env_options = target.env_options;

@@ -117,6 +117,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
     VideoArgs video;
     std::string device = "cpu";
     bool json = false;
+    std::vector<std::string> plugins;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("target", args->target,
@@ -127,6 +128,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
                   "Env id (default: the one the policy was trained on; required with --random)");
   cmd->add_option("-o,--option", args->options,
                   "Env option key=value (repeatable; on top of the checkpoint's)");
+  add_plugin_option(cmd, args->plugins);
   cmd->add_option("--episodes", args->episodes, "Episodes to record (>= 1)")->required();
   cmd->add_option("--seed", args->seed,
                   "Episode i resets its env with SEED + i (and draws its actions from a stream "
@@ -184,12 +186,13 @@ void add_record_command(CLI::App& app, int& exit_code) {
     rc.name_prefix = a.video.name_prefix;
     std::unique_ptr<rec::Recorder> recorder;
     if (a.random) {
+      load_cli_plugins(a.plugins);
       rc.env_id = a.env;
       rc.env_options = parse_env_options(a.options);
       rc.policy_name = "the random policy";
       recorder = std::make_unique<rec::Recorder>(rc);
     } else {
-      const PolicyTarget target = load_policy_target(a.target, a.env);
+      const PolicyTarget target = load_policy_target(a.target, a.env, a.plugins);
       rc.env_id = target.env_id;
       rc.env_options = target.env_options;
       for (const auto& [k, v] : parse_env_options(a.options).values) rc.env_options.set(k, v);

@@ -20,6 +20,7 @@ void add_render_command(CLI::App& app, int& exit_code) {
     uint64_t seed = 0;
     int steps = 0;
     std::vector<std::string> options;
+    std::vector<std::string> plugins;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("env", args->env, "Env id (`recur envs` lists them)")->required();
@@ -30,7 +31,9 @@ void add_render_command(CLI::App& app, int& exit_code) {
                   "Random steps after the reset (an episode that ends is reset and continues)")
       ->capture_default_str();
   cmd->add_option("-o,--option", args->options, "Env option key=value (repeatable)");
+  add_plugin_option(cmd, args->plugins);
   cmd->callback([args, &exit_code] {
+    load_cli_plugins(args->plugins);
     RECUR_CHECK(args->steps >= 0, "--steps {}: it must be >= 0", args->steps);
     auto env = envs::make(args->env, parse_env_options(args->options));
     envs::render::Renderer renderer(*env);  // recur::Error when the env does not render

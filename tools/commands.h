@@ -28,13 +28,24 @@ void add_convert_command(CLI::App& app, int& exit_code);
 void add_record_command(CLI::App& app, int& exit_code);
 void add_render_command(CLI::App& app, int& exit_code);
 
+// `--plugin PATH` (repeatable) on a command that takes an env id, and loading what it names
+// (tools/cli_plugins.cc). Each command loads its plugins first thing in its callback.
+void add_plugin_option(CLI::App* cmd, std::vector<std::string>& paths);
+void load_cli_plugins(const std::vector<std::string>& paths);
+// A trained policy's plugins: --plugin's when given, else the files its checkpoint recorded
+// (each checked to be there and unchanged).
+void load_target_plugins(const agent::PolicyTarget& target,
+                         const std::vector<std::string>& cli_plugins);
+
 // `-o/--option key=value` pairs into env Options (source named for messages).
 Options parse_env_options(const std::vector<std::string>& pairs);
 
 // A trained policy as `recur eval` and `recur record` take it (agent/policy_target.h), with the
 // env required: the checkpoint's, or env_override (--env).
+// Loads its plugins (load_target_plugins) before returning.
 using agent::PolicyTarget;
-PolicyTarget load_policy_target(const std::string& target, const std::string& env_override);
+PolicyTarget load_policy_target(const std::string& target, const std::string& env_override,
+                                const std::vector<std::string>& cli_plugins);
 
 // --device cpu|cuda|auto against this build and machine (auto logs what it picked and why).
 policy::Device resolve_cli_device(const std::string& value);

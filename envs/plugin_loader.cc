@@ -80,6 +80,13 @@ const LoadedPlugin& load_plugin(const std::filesystem::path& given, Registry& re
   for (const auto& p : plugins())
     if (p.path == path) return p;
 
+  // The library holding this loader (a Python extension module, which Python opens with
+  // RTLD_LOCAL) must be in the global scope for the plugin's undefined recur symbols to resolve
+  // against it; an executable is global already, and then this is a no-op.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&loaded_plugins), &self) != 0 && self.dli_fname != nullptr)
+    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+
   const std::string non_elf = describe_non_elf(path);
   RECUR_CHECK(non_elf.empty(), "env plugin {}: {}; give the .so that recur_add_env_plugin built",
               shown, non_elf);

@@ -14,7 +14,8 @@ namespace recur::agent {
 
 std::string sha256_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  RECUR_CHECK(in.good(), "{}: cannot be read to compute its SHA-256; check that it exists and is "
+  RECUR_CHECK(in.good(),
+              "{}: cannot be read to compute its SHA-256; check that it exists and is "
               "readable",
               path.string());
   const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),

@@ -9,7 +9,8 @@
 //   RECUR_ENV_PLUGIN("tmaze", "1.0", registrar) {
 //     registrar.add({.id = "TMaze-v0", .family = "memory", .max_episode_steps = 40,
 //                    .reward_threshold = 3.5, .summary = "...",
-//                    .factory = [](recur::OptionReader& o) { return std::make_unique<TMaze>(o); }});
+//                    .factory = [](recur::OptionReader& o) { return std::make_unique<TMaze>(o);
+//                    }});
 //   }
 //
 // The macro defines the plugin's one exported symbol, `recur_env_plugin`, a C function returning
@@ -115,8 +116,8 @@ int run_plugin_registration(Body body, PluginRegistrar* registrar, char* error,
 
 // Defines the plugin's entry point; the block that follows is its registration body, with
 // `REGISTRAR` (a recur::envs::PluginRegistrar&) in scope. NAME and VERSION are string literals.
-#define RECUR_ENV_PLUGIN(NAME, VERSION, REGISTRAR)                                               \
-  static void recur_env_plugin_body_(::recur::envs::PluginRegistrar& REGISTRAR);               \
+#define RECUR_ENV_PLUGIN(NAME, VERSION, REGISTRAR)                                              \
+  static void recur_env_plugin_body_(::recur::envs::PluginRegistrar& REGISTRAR);                \
   static int recur_env_plugin_register_(::recur::envs::PluginRegistrar* registrar, char* error, \
                                         size_t error_size) {                                    \
     return ::recur::envs::detail::run_plugin_registration(recur_env_plugin_body_, registrar,    \

@@ -30,13 +30,13 @@ class CollectingRegistrar final : public PluginRegistrar {
       : registry_(registry), source_(std::move(source)) {}
 
   void add(EnvSpec spec) override {
-    RECUR_CHECK(!spec.id.empty(), "an env spec has an empty id; give it a Gymnasium-style id such "
+    RECUR_CHECK(!spec.id.empty(),
+                "an env spec has an empty id; give it a Gymnasium-style id such "
                 "as \"TMaze-v0\"");
     RECUR_CHECK(spec.factory != nullptr, "env {} has no factory; set EnvSpec::factory", spec.id);
     if (const EnvSpec* old = registry_.find(spec.id)) {
       throw Error(fmt::format("env id '{}' is already registered by {}; rename the plugin's env",
-                              spec.id,
-                              old->source.empty() ? "recur's built-ins" : old->source));
+                              spec.id, old->source.empty() ? "recur's built-ins" : old->source));
     }
     for (const auto& s : specs_)
       RECUR_CHECK(s.id != spec.id, "env id '{}' is registered twice by this plugin", spec.id);
@@ -56,8 +56,7 @@ std::string describe_non_elf(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::array<char, 4> magic{};
   in.read(magic.data(), magic.size());
-  if (in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
-      magic[3] == 'F')
+  if (in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F')
     return "";
   return "it is not an ELF shared library";
 }
@@ -105,10 +104,10 @@ const LoadedPlugin& load_plugin(const std::filesystem::path& given, Registry& re
   dlerror();
   void* symbol = dlsym(handle, "recur_env_plugin");
   if (symbol == nullptr) {
-    throw Error(fmt::format(
-        "env plugin {}: no entry point `recur_env_plugin`; a plugin defines it with "
-        "RECUR_ENV_PLUGIN(name, version, registrar) {{ ... }} from envs/plugin.h",
-        shown));
+    throw Error(
+        fmt::format("env plugin {}: no entry point `recur_env_plugin`; a plugin defines it with "
+                    "RECUR_ENV_PLUGIN(name, version, registrar) {{ ... }} from envs/plugin.h",
+                    shown));
   }
   const auto entry = reinterpret_cast<RecurEnvPluginEntry>(symbol);
   const RecurEnvPluginInfo* info = entry();
@@ -116,8 +115,8 @@ const LoadedPlugin& load_plugin(const std::filesystem::path& given, Registry& re
   // The two fields whose place never changes, then the rest.
   if (info->abi_version != RECUR_ENV_PLUGIN_ABI_VERSION ||
       info->struct_size < sizeof(RecurEnvPluginInfo)) {
-    const bool readable = info->struct_size >= offsetof(RecurEnvPluginInfo, cxx_build) &&
-                          info->abi_version >= 1;
+    const bool readable =
+        info->struct_size >= offsetof(RecurEnvPluginInfo, cxx_build) && info->abi_version >= 1;
     throw Error(fmt::format(
         "env plugin {}: built against recur {} (plugin ABI {}), but this is recur {} (plugin ABI "
         "{}); rebuild the plugin against this recur (find_package(recur) from its install)",

@@ -9,8 +9,10 @@ namespace recur::envs {
 
 void Registry::add(EnvSpec spec) {
   const std::string from = spec.source.empty() ? "recur's built-ins" : spec.source;
-  RECUR_CHECK(!spec.id.empty(), "{}: an env spec has an empty id; give it a Gymnasium-style id "
-              "such as \"TMaze-v0\"", from);
+  RECUR_CHECK(!spec.id.empty(),
+              "{}: an env spec has an empty id; give it a Gymnasium-style id "
+              "such as \"TMaze-v0\"",
+              from);
   RECUR_CHECK(spec.factory != nullptr, "{}: env {} has no factory; set EnvSpec::factory", from,
               spec.id);
   if (const EnvSpec* old = find(spec.id)) {
@@ -61,8 +63,8 @@ std::unique_ptr<Env> Registry::make(std::string_view id, const Options& options)
     } catch (const Error& e) {
       throw Error(fmt::format("env {} ({}): {}", spec.id, spec.source, e.what()));
     } catch (const std::exception& e) {
-      throw Error(fmt::format("env {} ({}) threw in its constructor: {}", spec.id, spec.source,
-                              e.what()));
+      throw Error(
+          fmt::format("env {} ({}) threw in its constructor: {}", spec.id, spec.source, e.what()));
     }
     RECUR_CHECK(env != nullptr, "env {} ({}): the factory returned no env", spec.id, spec.source);
   }

@@ -28,7 +28,8 @@ void add_envs_command(CLI::App& app, int& exit_code) {
         fmt::print(
             "{{\"id\": \"{}\", \"family\": \"{}\", \"observation_space\": \"{}\", "
             "\"action_space\": \"{}\", \"max_episode_steps\": {}, \"reward_threshold\": {}, "
-            "\"render_fps\": {}, \"render_width\": {}, \"render_height\": {}, \"source\": \"{}\"}}\n",
+            "\"render_fps\": {}, \"render_width\": {}, \"render_height\": {}, \"source\": "
+            "\"{}\"}}\n",
             spec.id, spec.family, env->observation_space().to_string(),
             env->action_space().to_string(), spec.max_episode_steps,
             spec.reward_threshold ? fmt::format("{}", *spec.reward_threshold) : "null", render.fps,
@@ -41,8 +42,9 @@ void add_envs_command(CLI::App& app, int& exit_code) {
       fmt::print(
           "{}  [{}]{}\n  {}\n  observation {}\n  action      {}\n  render      {}\n  max steps {}, "
           "reward threshold {}\n\n",
-          spec.id, spec.family, spec.source.empty() ? "" : "  (" + spec.source + ")", spec.summary, env->observation_space().to_string(),
-          env->action_space().to_string(), rendering, limit, threshold);
+          spec.id, spec.family, spec.source.empty() ? "" : "  (" + spec.source + ")", spec.summary,
+          env->observation_space().to_string(), env->action_space().to_string(), rendering, limit,
+          threshold);
     }
     if (!*json) fmt::print("{} environments\n", reg.specs().size());
     exit_code = 0;

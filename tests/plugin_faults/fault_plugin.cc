@@ -1,5 +1,6 @@
 // A small env plugin for the loader's tests, compiled once per fault (RECUR_TEST_FAULT): each
-// build breaks the plugin in one way that recur must report clearly (tests/plugin_faults/CMakeLists.txt).
+// build breaks the plugin in one way that recur must report clearly
+// (tests/plugin_faults/CMakeLists.txt).
 //
 // The env, Counter: obs [t / 10], Discrete(2), reward 1 per step, terminated at t = 10; each
 // episode starts at a random t0 in {0, 1, 2}, so seeds matter. Its state is t, so runs resume
@@ -33,17 +34,26 @@ class Counter : public Env {
   }
   Outcome step_impl(std::span<const float>) override {
     ++t_;
-    if (fail_at_ > 0 && elapsed_steps() + 1 == fail_at_) throw std::runtime_error("the counter's step fails on purpose");
+    if (fail_at_ > 0 && elapsed_steps() + 1 == fail_at_)
+      throw std::runtime_error("the counter's step fails on purpose");
     return {1.0, t_ >= 10};
   }
-  void observe(std::span<float> obs) const override { obs[0] = static_cast<float>(t_) / 10.0f; }
+  void observe(std::span<float> obs) const override {
+    obs[0] = static_cast<float>(t_) / 10.0f;
+  }
 
  public:
-  int state_size() const override { return 1; }
-  void get_state(std::span<double> out) const override { out[0] = t_; }
+  int state_size() const override {
+    return 1;
+  }
+  void get_state(std::span<double> out) const override {
+    out[0] = t_;
+  }
 
  protected:
-  void set_state_impl(std::span<const double> s) override { t_ = static_cast<int>(s[0]); }
+  void set_state_impl(std::span<const double> s) override {
+    t_ = static_cast<int>(s[0]);
+  }
 
  private:
   int fail_at_ = 0;
@@ -74,8 +84,8 @@ extern "C" __attribute__((visibility("default"))) int not_a_recur_plugin() {
 #elif RECUR_TEST_FAULT == 7
 // Built against another recur: the entry point reports ABI 99 and recur 9.9.9.
 extern "C" __attribute__((visibility("default"))) const RecurEnvPluginInfo* recur_env_plugin() {
-  static const RecurEnvPluginInfo info = {99, sizeof(RecurEnvPluginInfo), "9.9.9", RECUR_CXX_BUILD,
-                                          0, 0, 0, "future", "1", nullptr};
+  static const RecurEnvPluginInfo info = {
+      99, sizeof(RecurEnvPluginInfo), "9.9.9", RECUR_CXX_BUILD, 0, 0, 0, "future", "1", nullptr};
   return &info;
 }
 #else

@@ -66,3 +66,33 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/recurConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/recurConfig.cmake ${PROJECT_BINARY_DIR}/recurConfigVersion.cmake
         DESTINATION ${RECUR_INSTALL_CMAKEDIR})
+
+# ---- Env plugins: recur::plugin_api and recur_add_env_plugin ---------------------------------
+# What a plugin (envs/plugin.h) compiles against: recur's headers, C++20 and fmt, and no recur
+# library (the host program supplies those symbols at load time). recur_add_env_plugin()
+# (cmake/recurPluginHelpers.cmake, installed beside recurConfig.cmake and included by it) builds
+# a plugin that links only this target. tools/examples/tmaze is the example; tests/CMakeLists.txt
+# builds it in-tree and, in install.plugin, against the installed tree alone.
+add_library(recur_plugin_api INTERFACE)
+add_library(recur::plugin_api ALIAS recur_plugin_api)
+set_target_properties(recur_plugin_api PROPERTIES EXPORT_NAME plugin_api)
+target_include_directories(recur_plugin_api INTERFACE
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+  $<INSTALL_INTERFACE:${RECUR_INSTALL_INCLUDEDIR}>)
+target_compile_features(recur_plugin_api INTERFACE cxx_std_20)
+target_link_libraries(recur_plugin_api INTERFACE fmt::fmt)
+install(TARGETS recur_plugin_api EXPORT recurTargets)
+# The plugin ABI header and what it includes beyond RECUR_PUBLIC_HEADERS/RECUR_SUPPORT_HEADERS.
+foreach(_recur_header IN ITEMS envs/plugin.h core/version.h)
+  if(NOT _recur_header IN_LIST RECUR_PUBLIC_HEADERS AND NOT _recur_header IN_LIST RECUR_SUPPORT_HEADERS)
+    get_filename_component(_recur_dir ${_recur_header} DIRECTORY)
+    install(FILES ${PROJECT_SOURCE_DIR}/${_recur_header}
+            DESTINATION ${RECUR_INSTALL_INCLUDEDIR}/${_recur_dir})
+  endif()
+endforeach()
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/recurPluginHelpers.cmake
+        DESTINATION ${RECUR_INSTALL_CMAKEDIR})
+# The same function in this build (for a project that adds recur as a subdirectory); the
+# in-tree example is built by tests/CMakeLists.txt, which includes the file itself because it
+# is read before this one.
+include(${PROJECT_SOURCE_DIR}/cmake/recurPluginHelpers.cmake)

@@ -74,7 +74,9 @@ void draw_text(render::Canvas& canvas, render::Vec2 at, double size,
 }
 
 // The time limit registered for a corridor: enough to wander, short enough to end lost episodes.
-constexpr int time_limit(int length) { return 4 * length + 8; }
+constexpr int time_limit(int length) {
+  return 4 * length + 8;
+}
 
 class TMaze final : public Env {
  public:
@@ -172,7 +174,8 @@ void TMaze::draw(render::Canvas& canvas) const {
   canvas.set_transform(1.0);
   draw_text(canvas, {300, 280}, 18, "T-maze, length {}: step {}, the cue says {}", n,
             elapsed_steps(), goal_ > 0 ? "north" : "south");
-  draw_text(canvas, {300, 20}, 14, "green arm +4, red arm -0.1; the cue (yellow) shows at the start");
+  draw_text(canvas, {300, 20}, 14,
+            "green arm +4, red arm -0.1; the cue (yellow) shows at the start");
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ void RewardNormalizer::update_and_scale(std::span<float> rewards, std::span<cons
   }
 }
 
-ActorLoop::ActorLoop(envs::VectorEnv& venv, policy::PolicyActor& actor, uint64_t seed,
+ActorLoop::ActorLoop(envs::BatchEnv& venv, policy::PolicyActor& actor, uint64_t seed,
                      bool normalize_obs)
     : venv_(venv), actor_(actor), rng_(derive_seed(seed, 0xac7012)), normalize_obs_(normalize_obs) {
   const auto n = static_cast<size_t>(venv.num_envs());
@@ -48,6 +48,8 @@ void ActorLoop::collect(int T, Rollout& r,
   const int A = static_cast<int>(actions_.size()) / N;
   const auto& spec = actor_.spec();
   if (r.T != T || r.N != N) r.resize(T, N, O, A, spec.state_size());
+  if (r.has_reset_steps) std::fill(r.transition.begin(), r.transition.end(), 1);
+  r.has_reset_steps = false;
   if (!started_) {
     // The first unroll of a run starts from reset envs and zero states (episode_start = 1).
     std::fill(starts_.begin(), starts_.end(), 1);
@@ -71,6 +73,11 @@ void ActorLoop::collect(int T, Rollout& r,
     std::copy(venv_.rewards().begin(), venv_.rewards().end(), rewards_.begin());
     reward_norm_.update_and_scale(rewards_, venv_.episode_start());
     std::copy(rewards_.begin(), rewards_.end(), r.rewards.begin() + tn);
+    if (const auto transition = venv_.transition(); !transition.empty()) {
+      // Reset steps (NEXT_STEP autoreset): no transition, masked out of the update.
+      std::copy(transition.begin(), transition.end(), r.transition.begin() + tn);
+      for (int i = 0; i < N; ++i) r.has_reset_steps = r.has_reset_steps || !transition[i];
+    }
     bool any_truncated = false;
     for (int i = 0; i < N; ++i) {
       r.terminated[tn + i] = venv_.terminated()[i];

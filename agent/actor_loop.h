@@ -1,7 +1,7 @@
-// The actor loop: steps the VectorEnv one timestep at a time through the policy's step executor
-// and fills a Rollout. Episode starts reset the policy's slots (the flag goes into the step);
-// at each unroll's start the recurrent state of every env is stored; on truncation the value of
-// the final observation is computed with that env's current state. Finished episodes are
+// The actor loop: steps the envs (envs::BatchEnv) one timestep at a time through the policy's step
+// executor and fills a Rollout. Episode starts reset the policy's slots (the flag goes into the
+// step); at each unroll's start the recurrent state of every env is stored; on truncation the value
+// of the final observation is computed with that env's current state. Finished episodes are
 // reported through a callback (monitor.csv, progress statistics).
 #pragma once
 
@@ -12,6 +12,7 @@
 
 #include "agent/rollout.h"
 #include "core/rng.h"
+#include "envs/batch_env.h"
 #include "envs/vector_env.h"
 #include "policy/policy_actor.h"
 
@@ -33,7 +34,7 @@ struct RewardNormalizer {  // SB3 VecNormalize's reward scaling: r / std(discoun
 
 class ActorLoop {
  public:
-  ActorLoop(envs::VectorEnv& venv, policy::PolicyActor& actor, uint64_t seed, bool normalize_obs);
+  ActorLoop(envs::BatchEnv& venv, policy::PolicyActor& actor, uint64_t seed, bool normalize_obs);
 
   // Fills `rollout` (resized to T x N) and advances the envs by T steps.
   void collect(int T, Rollout& rollout, const std::function<void(const EpisodeEnd&)>& on_episode);
@@ -53,7 +54,7 @@ class ActorLoop {
   void set_env_steps(int64_t s) { env_steps_ = s; }
 
  private:
-  envs::VectorEnv& venv_;
+  envs::BatchEnv& venv_;
   policy::PolicyActor& actor_;
   Rng rng_;
   bool normalize_obs_;

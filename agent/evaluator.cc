@@ -33,16 +33,24 @@ EvalResult evaluate_policy(const policy::PolicySpec& spec, const policy::TensorM
   RECUR_CHECK(config.episodes >= 1, "evaluation needs at least 1 episode, got {}", config.episodes);
   const int n = std::max(1, std::min(config.num_envs, config.episodes));
   envs::VectorEnv venv(config.env_id, n, config.env_options);
+  return evaluate_policy(spec, tensors, config, venv);
+}
+
+EvalResult evaluate_policy(const policy::PolicySpec& spec, const policy::TensorMap& tensors,
+                           const EvalConfig& config, envs::BatchEnv& venv) {
+  RECUR_CHECK(config.episodes >= 1, "evaluation needs at least 1 episode, got {}", config.episodes);
+  const int n = venv.num_envs();
   RECUR_CHECK(venv.obs_dim() == spec.obs_dim,
-              "the policy takes observations of size {}, env {} gives {}", spec.obs_dim,
-              config.env_id, venv.obs_dim());
+              "the policy takes observations of size {}, env {} gives {}", spec.obs_dim, venv.id(),
+              venv.obs_dim());
   policy::PolicyActor actor(spec, n, config.placement);
   actor.load(tensors);
   venv.reset(config.seed);
   Rng rng(derive_seed(config.seed, 77));
   // Env i runs episodes i, i + n, i + 2n, ... < episodes.
   std::vector<int> target(static_cast<size_t>(n)), done(static_cast<size_t>(n), 0);
-  for (int i = 0; i < n; ++i) target[static_cast<size_t>(i)] = (config.episodes - i + n - 1) / n;
+  for (int i = 0; i < n; ++i)
+    target[static_cast<size_t>(i)] = std::max(0, (config.episodes - i + n - 1) / n);
   const int adim = spec.action_kind == policy::ActionKind::kDiscrete ? 1 : spec.action_dim;
   std::vector<float> actions(static_cast<size_t>(n) * adim), lp(static_cast<size_t>(n)),
       v(static_cast<size_t>(n));

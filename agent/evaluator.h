@@ -12,6 +12,10 @@
 #include "policy/policy_spec.h"
 #include "policy/tensor.h"
 
+namespace recur::envs {
+class BatchEnv;
+}
+
 namespace recur::agent {
 
 struct EvalConfig {
@@ -35,5 +39,9 @@ struct EvalResult {
 // `tensors` holds the policy's parameters and normalizer statistics (obs_norm.*).
 EvalResult evaluate_policy(const policy::PolicySpec& spec, const policy::TensorMap& tensors,
                            const EvalConfig& config);
+// On envs built elsewhere (config.env_id, env_options and num_envs unused): they are reset with
+// config.seed and stepped until config.episodes episodes have finished.
+EvalResult evaluate_policy(const policy::PolicySpec& spec, const policy::TensorMap& tensors,
+                           const EvalConfig& config, envs::BatchEnv& env);
 
 }  // namespace recur::agent

@@ -7,7 +7,8 @@
 
 namespace recur::agent {
 
-PolicyTarget load_policy_target(const std::string& target, const std::string& env_override) {
+PolicyTarget load_policy_target(const std::string& target, const std::string& env_override,
+                                bool foreign_env_ok) {
   std::filesystem::path path = target;
   if (std::filesystem::is_directory(path)) {
     const auto best = path / "checkpoints" / "best.safetensors";
@@ -26,6 +27,13 @@ PolicyTarget load_policy_target(const std::string& target, const std::string& en
   const auto env_it = meta.find(kMetaEnvId);
   const std::string recorded = env_it != meta.end() ? env_it->second : std::string();
   t.env_id = !env_override.empty() ? env_override : recorded;
+  if (const auto src = meta.find(kMetaEnvSource); src != meta.end()) t.env_source = src->second;
+  RECUR_CHECK(t.env_source.empty() || !env_override.empty() || foreign_env_ok,
+              "{} was trained on an env from {} ({}), which the recur command line cannot "
+              "rebuild; evaluate or record it from Python (recur.evaluate(run, env=...), "
+              "recur.record(run, env=...)), or name a registered env of the same spaces with "
+              "--env",
+              path.string(), t.env_source, recorded);
   if (!t.env_id.empty() && t.env_id == recorded) {
     const auto opt_it = meta.find(kMetaEnvOptions);
     if (opt_it != meta.end()) {

@@ -18,10 +18,16 @@ struct PolicyTarget {
   std::string env_id;
   // The recorded env options, when env_id is the recorded env.
   Options env_options;
+  // Where the run's envs came from (checkpoint metadata run.env_source): "" for recur's
+  // registry, "python" for a Gymnasium env given to recur.train(config, env=...).
+  std::string env_source;
 };
 
 // Throws recur::Error naming the path when it is neither a checkpoint nor a run directory with
-// one, or when the checkpoint does not load.
-PolicyTarget load_policy_target(const std::string& target, const std::string& env_override = "");
+// one, or when the checkpoint does not load; and, unless foreign_env_ok, when the run trained on
+// envs from outside the registry (Python) and no env_override names one: the CLI cannot rebuild
+// them.
+PolicyTarget load_policy_target(const std::string& target, const std::string& env_override = "",
+                                bool foreign_env_ok = false);
 
 }  // namespace recur::agent

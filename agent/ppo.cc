@@ -20,8 +20,15 @@ PpoUpdater::PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner,
 UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, int policy_lag) {
   const int T = r.T, N = r.N;
   const auto tn = static_cast<size_t>(T) * N;
-  compute_gae(T, N, cfg_.gamma, cfg_.gae_lambda, r.rewards, r.values, r.terminated, r.truncated,
-              r.bootstrap_values, r.last_values, r.advantages, r.returns);
+  // Reset steps (NEXT_STEP autoreset envs) are masked; the CUDA engine has no mask.
+  RECUR_CHECK(!r.has_reset_steps || engine_->device() == policy::Device::kCpu,
+              "this rollout has reset steps (a Gymnasium env with NEXT_STEP autoreset), which "
+              "the CUDA learner cannot mask: set device.learner: cpu, or give recur an env "
+              "factory or a SAME_STEP vector env");
+  compute_gae(
+      T, N, cfg_.gamma, cfg_.gae_lambda, r.rewards, r.values, r.terminated, r.truncated,
+      r.bootstrap_values, r.last_values, r.advantages, r.returns,
+      r.has_reset_steps ? std::span<const uint8_t>(r.transition) : std::span<const uint8_t>());
 
   UpdateStats stats;
   stats.learning_rate = cfg_.lr_schedule == "linear"
@@ -100,12 +107,17 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
     stats.policy_loss = pg_sum / k, stats.value_loss = vl_sum / k, stats.entropy = ent_sum / k;
     stats.approx_kl = kl_sum / k, stats.clip_fraction = clip_sum / k, stats.grad_norm = gn_sum / k;
   }
-  // Explained variance of the rollout's values w.r.t. the returns.
-  double rm = 0, dm = 0;
-  for (size_t i = 0; i < tn; ++i) rm += r.returns[i], dm += r.returns[i] - r.values[i];
-  rm /= static_cast<double>(tn), dm /= static_cast<double>(tn);
+  // Explained variance of the rollout's values w.r.t. the returns (transitions only).
+  double rm = 0, dm = 0, count = 0;
+  for (size_t i = 0; i < tn; ++i) {
+    if (!r.transition[i]) continue;
+    rm += r.returns[i], dm += r.returns[i] - r.values[i], ++count;
+  }
+  count = std::max(count, 1.0);
+  rm /= count, dm /= count;
   double rv = 0, dv = 0;
   for (size_t i = 0; i < tn; ++i) {
+    if (!r.transition[i]) continue;
     rv += (r.returns[i] - rm) * (r.returns[i] - rm);
     const double d = r.returns[i] - r.values[i] - dm;
     dv += d * d;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -60,30 +61,45 @@ class HostPpoEngine final : public PpoEngine {
     gather(r.values, T, N, 1, envs, old_values_);
     gather(r.advantages, T, N, 1, envs, adv_);
     gather(r.returns, T, N, 1, envs, ret_);
+    // Reset steps (Rollout::transition 0) weigh nothing: means are over the transitions.
+    const bool masked = r.has_reset_steps;
+    if (masked) gather(r.transition, T, N, 1, envs, mask_);
+    const auto valid = [&](size_t i) { return !masked || mask_[i] != 0; };
+    size_t count = m;
+    if (masked) count = static_cast<size_t>(std::count(mask_.begin(), mask_.end(), uint8_t{1}));
     state0_.resize(static_cast<size_t>(B) * r.state_size);
     for (int j = 0; j < B; ++j)
       std::copy_n(r.initial_state.begin() + static_cast<size_t>(envs[j]) * r.state_size,
                   r.state_size, state0_.begin() + static_cast<size_t>(j) * r.state_size);
-    if (normalize_advantage && m > 1) {
+    if (normalize_advantage && count > 1) {
       double mean = 0, sq = 0;
-      for (float a : adv_) mean += a;
-      mean /= static_cast<double>(m);
-      for (float a : adv_) sq += (a - mean) * (a - mean);
-      const double std = std::sqrt(sq / static_cast<double>(m - 1));
-      for (float& a : adv_) a = static_cast<float>((a - mean) / (std + 1e-8));
+      for (size_t i = 0; i < m; ++i)
+        if (valid(i)) mean += adv_[i];
+      mean /= static_cast<double>(count);
+      for (size_t i = 0; i < m; ++i)
+        if (valid(i)) sq += (adv_[i] - mean) * (adv_[i] - mean);
+      const double std = std::sqrt(sq / static_cast<double>(count - 1));
+      for (size_t i = 0; i < m; ++i)
+        adv_[i] = valid(i) ? static_cast<float>((adv_[i] - mean) / (std + 1e-8)) : 0.0f;
     }
     logp_.resize(m);
     ent_.resize(m);
     values_.resize(m);
     learner_.evaluate(T, B, obs_, actions_, starts_, state0_, logp_, ent_, values_);
 
-    // The loss's gradient w.r.t. (log_prob, entropy, value) of every sample; means over m.
-    const double inv_m = 1.0 / static_cast<double>(m);
+    // The loss's gradient w.r.t. (log_prob, entropy, value) of every sample; means over the
+    // count transitions (all m samples unless masked).
+    const auto n_samples = static_cast<double>(std::max<size_t>(count, 1));
+    const double inv_m = 1.0 / n_samples;
     d_logp_.resize(m);
-    d_ent_.assign(m, static_cast<float>(-loss.ent_coef / static_cast<double>(m)));
+    d_ent_.assign(m, static_cast<float>(-loss.ent_coef / n_samples));
     d_values_.resize(m);
     MinibatchResult out;
     for (size_t i = 0; i < m; ++i) {
+      if (!valid(i)) {
+        d_logp_[i] = d_ent_[i] = d_values_[i] = 0.0f;
+        continue;
+      }
       const kernels::PpoElement e = kernels::ppo_element(
           logp_[i], old_logp_[i], adv_[i], values_[i], old_values_[i], ret_[i], loss, inv_m);
       out.policy_loss += e.policy_loss;
@@ -146,7 +162,7 @@ class HostPpoEngine final : public PpoEngine {
   // Minibatch buffers, (T, Bm, ...).
   policy::AlignedVector<float> obs_, actions_, state0_, old_logp_, old_values_, adv_, ret_;
   policy::AlignedVector<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;
-  std::vector<uint8_t> starts_;
+  std::vector<uint8_t> starts_, mask_;
 };
 
 }  // namespace

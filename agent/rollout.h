@@ -20,6 +20,8 @@ struct Rollout {
   std::vector<uint8_t> terminated;         // (T, N)
   std::vector<uint8_t> truncated;          // (T, N)
   std::vector<uint8_t> episode_start;      // (T, N) 1 = state zeroed before step t
+  std::vector<uint8_t> transition;         // (T, N) 0 = a reset step (see above)
+  bool has_reset_steps = false;            // some transition[t, n] is 0
   policy::AlignedVector<float> bootstrap_values;  // (T, N) V(final obs) where truncated, else 0
   policy::AlignedVector<float> initial_state;     // (N, state_size) at step 0
   policy::AlignedVector<float> last_values;       // (N) V of the observation after step T-1
@@ -34,6 +36,8 @@ struct Rollout {
     for (auto* v : {&log_probs, &values, &rewards, &bootstrap_values, &advantages, &returns})
       v->assign(tn, 0.0f);
     for (auto* v : {&terminated, &truncated, &episode_start}) v->assign(tn, 0);
+    transition.assign(tn, 1);
+    has_reset_steps = false;
     initial_state.assign(static_cast<size_t>(n) * state, 0.0f);
     last_values.assign(static_cast<size_t>(n), 0.0f);
   }

@@ -38,6 +38,19 @@ std::string join_options(const std::map<std::string, std::string>& options) {
   return s;
 }
 
+// TrainJobOptions::record_video, as Trainer::record_video: a failure is a warning.
+void record_video_with(const decltype(TrainJobOptions::record_video)& record,
+                       const Trainer& trainer, const std::filesystem::path& path,
+                       uint64_t eval_seed) {
+  try {
+    std::filesystem::create_directories(path.parent_path());
+    const double r = record(path.string(), trainer.spec(), trainer.policy_tensors(), eval_seed);
+    spdlog::info("video {} (return {:.2f})", path.string(), r);
+  } catch (const std::exception& e) {
+    spdlog::warn("no video at {} env steps: {}", trainer.env_steps(), e.what());
+  }
+}
+
 }  // namespace
 
 TrainJobResult run_train_job(const TrainConfig& config, const std::string& config_yaml,
@@ -59,11 +72,13 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   load_env_plugins(config.env.plugin);
   // The trainer first: a config it cannot honour (an env option, device.*=cuda without a GPU)
   // fails before a run directory is created.
-  Trainer trainer(config);
+  Trainer trainer(config, options.make_env ? options.make_env(config.env.num_envs, true) : nullptr);
   // The target (time to target, run.stop_at_target), also checked before the run directory.
   TrainJobResult result;
   if (config.run.target_return)
     result.target = *config.run.target_return;
+  else if (options.make_env)
+    result.target = options.reward_threshold;
   else
     result.target = envs::registry().at(config.env.id).reward_threshold;
   RECUR_CHECK(result.target || !config.run.stop_at_target,
@@ -123,10 +138,10 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   std::optional<TensorBoardWriter> tb;
   if (config.run.tensorboard) tb.emplace(dir.path() / "tb");
 
-  const std::map<std::string, std::string> meta = {
-      {kMetaEnvId, config.env.id},
-      {kMetaEnvOptions, join_options(config.env.options)},
-      {kMetaEnvPlugins, plugin_record(config.env.plugin)}};
+  std::map<std::string, std::string> meta = {{kMetaEnvId, config.env.id},
+                                             {kMetaEnvOptions, join_options(config.env.options)},
+                                             {kMetaEnvPlugins, plugin_record(config.env.plugin)}};
+  if (!options.env_source.empty()) meta[kMetaEnvSource] = options.env_source;
   auto save = [&](const std::filesystem::path& path) {
     auto m = meta;
     m[kMetaEnvSteps] = std::to_string(trainer.env_steps());
@@ -160,7 +175,17 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   auto evaluate = [&](int n_episodes, bool final_eval) {
     eval_cfg.episodes = n_episodes;
     eval_cfg.num_envs = std::min(n_episodes, 8);
-    EvalResult r = evaluate_policy(trainer.spec(), trainer.policy_tensors(), eval_cfg);
+    EvalResult r;
+    if (!options.make_env) {
+      r = evaluate_policy(trainer.spec(), trainer.policy_tensors(), eval_cfg);
+    } else if (auto env = options.make_env(eval_cfg.num_envs, false)) {
+      r = evaluate_policy(trainer.spec(), trainer.policy_tensors(), eval_cfg, *env);
+    } else {
+      spdlog::warn("no evaluation at {} env steps: the envs given cannot build evaluation envs",
+                   trainer.env_steps());
+      save_latest();
+      return r;
+    }
     eval_log.row(trainer.env_steps(), r.mean_return(), r.std_return(), r.mean_length(),
                  static_cast<int64_t>(r.returns.size()));
     ++eval_rows;
@@ -172,10 +197,12 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     }
     // run.video_every_evals: every K-th evaluation and the final one film an episode (own RNG).
     const int k = config.run.video_every_evals;
-    if (k > 0 && (final_eval || eval_rows % k == 0))
-      trainer.record_video(
-          dir.path() / "videos" / fmt::format("rl-video-eval-{}.mp4", trainer.env_steps()),
-          eval_cfg.seed);
+    const auto video =
+        dir.path() / "videos" / fmt::format("rl-video-eval-{}.mp4", trainer.env_steps());
+    if (k > 0 && (final_eval || eval_rows % k == 0) && !options.make_env)
+      trainer.record_video(video, eval_cfg.seed);
+    else if (k > 0 && (final_eval || eval_rows % k == 0) && options.record_video)
+      record_video_with(options.record_video, trainer, video, eval_cfg.seed);
     if (!best || r.mean_return() > *best) {
       best = r.mean_return();
       save(dir.best_checkpoint());

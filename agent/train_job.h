@@ -6,12 +6,16 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "agent/config.h"
 #include "agent/evaluator.h"
+#include "envs/batch_env.h"
 
 namespace recur::agent {
 
@@ -34,6 +38,21 @@ struct TrainJobOptions {
   const std::atomic<bool>* stop_requested = nullptr;  // checked after every update (Ctrl-C)
   std::filesystem::path resume_dir;                   // continue this run (empty: a new run)
   int64_t stop_at_env_steps = 0;                      // stop like Ctrl-C once reached (0: never)
+
+  // Envs from outside recur's registry (the Python package's Gymnasium envs); config.env.id then
+  // only names them. make_env(n, true) builds the n = env.num_envs training envs, make_env(n,
+  // false) n evaluation envs (null: the run skips its evaluations, with a warning).
+  std::function<std::unique_ptr<envs::BatchEnv>(int num_envs, bool training)> make_env;
+  // Checkpoint metadata run.env_source: where make_env's envs come from ("python"); `recur eval`
+  // refuses such a checkpoint without an env id of its own.
+  std::string env_source;
+  std::optional<double> reward_threshold;  // the target when run.target_return is null
+  // With make_env: films the evaluation's first episode (run.video_every_evals) into `path` with
+  // the policy (spec, tensors) deterministic, reset seed derive_seed(eval_seed, 0); returns the
+  // episode's return. Empty: no videos.
+  std::function<double(const std::string& path, const policy::PolicySpec& spec,
+                       const policy::TensorMap& tensors, uint64_t eval_seed)>
+      record_video;
 };
 
 // `config_yaml` is the resolved config written into a new run directory. Resuming continues
@@ -46,5 +65,6 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
 inline constexpr const char* kMetaEnvId = "run.env_id";
 inline constexpr const char* kMetaEnvOptions = "run.env_options";  // "k=v;k=v"
 inline constexpr const char* kMetaEnvSteps = "run.env_steps";
+inline constexpr const char* kMetaEnvSource = "run.env_source";  // absent: recur's registry
 
 }  // namespace recur::agent

@@ -9,6 +9,7 @@
 #include "agent/record/recorder.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "envs/vector_env.h"
 
 namespace recur::agent {
 
@@ -62,7 +63,8 @@ policy::Placement placement(const std::string& key, const std::string& value, co
 }
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config) : config_(config) {
+Trainer::Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env)
+    : config_(config), venv_(std::move(env)) {
   const auto report = policy::query_devices();
   actor_placement_ = placement("device.actor", config.device.actor, config.device, report);
   learner_placement_ = placement("device.learner", config.device.learner, config.device, report);
@@ -70,8 +72,12 @@ Trainer::Trainer(const TrainConfig& config) : config_(config) {
   env_options.values = config.env.options;
   env_options.source =
       config.env.options_source.empty() ? "env.options" : config.env.options_source;
-  venv_ = std::make_unique<envs::VectorEnv>(config.env.id, config.env.num_envs, env_options,
-                                            config.run.threads);
+  if (!venv_)
+    venv_ = std::make_unique<envs::VectorEnv>(config.env.id, config.env.num_envs, env_options,
+                                              config.run.threads);
+  RECUR_CHECK(venv_->num_envs() == config.env.num_envs,
+              "{}: the envs given hold {} envs, env.num_envs is {}; make them agree", venv_->id(),
+              venv_->num_envs(), config.env.num_envs);
   spec_ = make_policy_spec(config.policy, venv_->single_observation_space(),
                            venv_->single_action_space());
   Rng init_rng(derive_seed(config.run.seed, 0x1417));

@@ -1,8 +1,9 @@
-// A training job's engine: VectorEnv + PolicyActor (step executor) + ActorLoop on one side,
-// PpoUpdater with its engine (ppo_engine.h: the host PolicyLearner + Adam, or the CUDA learner)
-// on the other, and the weight publishing between them after every update (canonical tensors,
-// or device to device when both sides are on the GPU). The job around it (config
-// files, run directory, logs, checkpoints, evaluation schedule) lives in train_job.h.
+// A training job's engine: the envs (a VectorEnv, or any envs::BatchEnv) + PolicyActor (step
+// executor) + ActorLoop on one side, PpoUpdater with its engine (ppo_engine.h: the host
+// PolicyLearner + Adam, or the CUDA learner) on the other, and the weight publishing between them
+// after every update (canonical tensors, or device to device when both sides are on the GPU). The
+// job around it (config files, run directory, logs, checkpoints, evaluation schedule) lives in
+// train_job.h.
 #pragma once
 
 #include <deque>
@@ -13,7 +14,7 @@
 #include "agent/actor_loop.h"
 #include "agent/config.h"
 #include "agent/ppo.h"
-#include "envs/vector_env.h"
+#include "envs/batch_env.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
 
@@ -39,7 +40,9 @@ struct IterationStats {
 
 class Trainer {
  public:
-  explicit Trainer(const TrainConfig& config);
+  // `env`: the training envs when they do not come from recur's registry (config.env.id then
+  // only names them); it must hold config.env.num_envs envs. Null: a VectorEnv of config.env.
+  explicit Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env = nullptr);
 
   const TrainConfig& config() const { return config_; }
   const policy::PolicySpec& spec() const { return spec_; }
@@ -74,8 +77,9 @@ class Trainer {
   bool record_video(const std::filesystem::path& path, uint64_t eval_seed) const;
 
   // The state that, with policy_tensors(), continues the run exactly: envs (physics, RNG,
-  // bookkeeping), recurrent states, normalizer statistics in float64, reward normalizer, RNG
-  // streams, optimizer moments. JSON text (doubles and 64-bit integers round trip exactly).
+  // bookkeeping; envs that cannot snapshot restart their episodes on restore), recurrent states,
+  // normalizer statistics in float64, reward normalizer, RNG streams, optimizer moments. JSON text
+  // (doubles and 64-bit integers round trip exactly).
   std::string save_state() const;
   // Restores a Trainer built from the same config; throws recur::Error naming what does not fit.
   void restore_state(const std::string& json, const policy::TensorMap& policy_tensors);
@@ -83,7 +87,7 @@ class Trainer {
  private:
   TrainConfig config_;
   policy::Placement actor_placement_, learner_placement_;
-  std::unique_ptr<envs::VectorEnv> venv_;
+  std::unique_ptr<envs::BatchEnv> venv_;
   policy::PolicySpec spec_;
   std::unique_ptr<policy::PolicyActor> actor_;
   std::unique_ptr<ActorLoop> loop_;

@@ -35,18 +35,23 @@ std::string Trainer::save_state() const {
   j["format"] = "recur.trainer_state/1";
   j["env_steps"] = env_steps();
   j["policy_version"] = learner_version_;
-  const auto snap = venv_->snapshot();
-  json envs = json::array();
-  for (const auto& e : snap.envs)
-    envs.push_back({{"state", e.state},
-                    {"rng", rng_json(e.rng)},
-                    {"seeded", e.seeded},
-                    {"has_reset", e.has_reset},
-                    {"needs_reset", e.needs_reset},
-                    {"elapsed_steps", e.elapsed_steps},
-                    {"episode_return", e.episode_return}});
-  j["envs"] = envs;
-  j["venv_episode_start"] = array(snap.episode_start);
+  if (venv_->can_snapshot()) {
+    const auto snap = venv_->snapshot();
+    json envs = json::array();
+    for (const auto& e : snap.envs)
+      envs.push_back({{"state", e.state},
+                      {"rng", rng_json(e.rng)},
+                      {"seeded", e.seeded},
+                      {"has_reset", e.has_reset},
+                      {"needs_reset", e.needs_reset},
+                      {"elapsed_steps", e.elapsed_steps},
+                      {"episode_return", e.episode_return}});
+    j["envs"] = envs;
+    j["venv_episode_start"] = array(snap.episode_start);
+  } else {
+    j["envs"] = nullptr;  // envs outside recur (Python): they restart on resume
+    j["venv_episode_start"] = nullptr;
+  }
   std::vector<float> states(static_cast<size_t>(config_.env.num_envs) * spec_.state_size());
   actor_->get_states(states);
   j["recurrent_states"] = array(states);
@@ -77,20 +82,28 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
                 j.at("format").dump());
     ppo_->engine().load(tensors);
     actor_->load(tensors);
-    envs::VectorEnv::Snapshot snap;
-    for (const auto& e : j.at("envs")) {
-      envs::Env::Snapshot s;
-      s.state = vec<double>(e.at("state"));
-      s.rng = rng_from(e.at("rng"));
-      s.seeded = e.at("seeded");
-      s.has_reset = e.at("has_reset");
-      s.needs_reset = e.at("needs_reset");
-      s.elapsed_steps = e.at("elapsed_steps");
-      s.episode_return = e.at("episode_return");
-      snap.envs.push_back(std::move(s));
+    int restarted = 0;
+    if (j.at("envs").is_null() || !venv_->can_snapshot()) {
+      // Envs that cannot be snapshotted (or were not): every episode starts anew, from reset
+      // seeds that differ from the run's first ones.
+      venv_->reset(derive_seed(config_.run.seed, j.at("env_steps").get<uint64_t>()));
+      restarted = venv_->num_envs();
+    } else {
+      envs::BatchEnv::Snapshot snap;
+      for (const auto& e : j.at("envs")) {
+        envs::Env::Snapshot s;
+        s.state = vec<double>(e.at("state"));
+        s.rng = rng_from(e.at("rng"));
+        s.seeded = e.at("seeded");
+        s.has_reset = e.at("has_reset");
+        s.needs_reset = e.at("needs_reset");
+        s.elapsed_steps = e.at("elapsed_steps");
+        s.episode_return = e.at("episode_return");
+        snap.envs.push_back(std::move(s));
+      }
+      snap.episode_start = vec<uint8_t>(j.at("venv_episode_start"));
+      restarted = venv_->restore(snap);
     }
-    snap.episode_start = vec<uint8_t>(j.at("venv_episode_start"));
-    const int restarted = venv_->restore(snap);
     actor_->set_states(vec<float>(j.at("recurrent_states")));
     const auto& on = j.at("obs_norm");
     actor_->normalizer().set_statistics(vec<double>(on.at("mean")), vec<double>(on.at("var")),
@@ -109,7 +122,8 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
       for (size_t i = 0; i < starts.size(); ++i) starts[i] |= venv_->episode_start()[i];
       spdlog::warn(
           "{}: {} of {} in-flight episodes cannot be rebuilt from a checkpoint (Box2D world "
-          "state); they start anew on resume, so this run is not bit-identical to an unbroken one",
+          "state, or envs from Python); they start anew on resume, so this run is not "
+          "bit-identical to an unbroken one",
           config_.env.id, restarted, config_.env.num_envs);
     }
     loop_->restore_flags(starts, j.at("loop").at("started"));

@@ -27,53 +27,51 @@
 
 #include "core/options.h"
 #include "core/worker_pool.h"
+#include "envs/batch_env.h"
 #include "envs/env.h"
 
 namespace recur::envs {
 
-class VectorEnv {
+class VectorEnv final : public BatchEnv {
  public:
   VectorEnv(const std::string& id, int num_envs, const Options& options = {}, int num_threads = 1);
   // From envs built elsewhere; all must share observation and action spaces.
   explicit VectorEnv(std::vector<std::unique_ptr<Env>> envs, int num_threads = 1);
-  ~VectorEnv();
+  ~VectorEnv() override;
 
-  int num_envs() const { return static_cast<int>(envs_.size()); }
+  int num_envs() const override { return static_cast<int>(envs_.size()); }
   int num_threads() const { return pool_ ? pool_->size() : 1; }
   int obs_dim() const { return obs_dim_; }
   int action_dim() const { return action_dim_; }
-  const Space& single_observation_space() const { return envs_[0]->observation_space(); }
-  const Space& single_action_space() const { return envs_[0]->action_space(); }
-  const std::string& id() const { return envs_[0]->id(); }
+  const Space& single_observation_space() const override { return envs_[0]->observation_space(); }
+  const Space& single_action_space() const override { return envs_[0]->action_space(); }
+  const std::string& id() const override { return envs_[0]->id(); }
   Env& env(int i) { return *envs_[static_cast<size_t>(i)]; }
   const Env& env(int i) const { return *envs_[static_cast<size_t>(i)]; }
 
-  void reset(uint64_t seed);
+  void reset(uint64_t seed) override;
   // actions: (num_envs, action_dim). Throws std::invalid_argument on a wrong size or an action
   // outside the space (naming the env index); std::logic_error before reset().
-  void step(std::span<const float> actions);
+  void step(std::span<const float> actions) override;
   // Steps envs [begin, end) only (validating their rows first); actions is the whole batch.
   void step_range(int begin, int end, std::span<const float> actions);
 
   // Every env's snapshot plus the batch flags: restore() continues exactly from here.
-  struct Snapshot {
-    std::vector<Env::Snapshot> envs;
-    std::vector<uint8_t> episode_start;
-  };
-  Snapshot snapshot() const;
+  bool can_snapshot() const override { return true; }
+  Snapshot snapshot() const override;
   // Returns the number of envs that restarted their episode (Env::restore: envs without a flat
   // state); episode_start() is 1 for those.
-  int restore(const Snapshot& snapshot);
+  int restore(const Snapshot& snapshot) override;
 
-  std::span<const float> obs() const { return obs_; }                        // (N, obs_dim)
-  std::span<const float> rewards() const { return rewards_; }                // (N,)
-  std::span<const uint8_t> terminated() const { return terminated_; }        // (N,) 0/1
-  std::span<const uint8_t> truncated() const { return truncated_; }          // (N,) 0/1
-  std::span<const uint8_t> episode_start() const { return episode_start_; }  // (N,) 0/1
+  std::span<const float> obs() const override { return obs_; }                  // (N, obs_dim)
+  std::span<const float> rewards() const override { return rewards_; }          // (N,)
+  std::span<const uint8_t> terminated() const override { return terminated_; }  // (N,) 0/1
+  std::span<const uint8_t> truncated() const override { return truncated_; }    // (N,) 0/1
+  std::span<const uint8_t> episode_start() const override { return episode_start_; }  // (N,) 0/1
   // Rows valid where terminated or truncated on the last step.
-  std::span<const float> final_obs() const { return final_obs_; }         // (N, obs_dim)
-  std::span<const double> final_return() const { return final_return_; }  // (N,)
-  std::span<const int> final_length() const { return final_length_; }     // (N,)
+  std::span<const float> final_obs() const override { return final_obs_; }         // (N, obs_dim)
+  std::span<const double> final_return() const override { return final_return_; }  // (N,)
+  std::span<const int> final_length() const override { return final_length_; }     // (N,)
 
  private:
   // Throws std::invalid_argument naming the env index when a row of [begin, end) is invalid.

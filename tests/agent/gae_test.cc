@@ -57,3 +57,25 @@ TEST_CASE("GAE columns are independent envs") {
   CHECK(c.adv[1] == doctest::Approx(10.0));  // env 1: terminated, no carry of its t=1 reward
   CHECK(c.adv[3] == doctest::Approx(10.0));
 }
+
+TEST_CASE("GAE gives reset steps (NEXT_STEP autoreset) no advantage and no chain") {
+  // One env, T = 4: t=1 terminates the episode, t=2 is the env's reset step (action ignored,
+  // reward 0: transition 0), t=3 is the new episode's first transition.
+  const std::vector<float> r{1, 2, 0, 4}, v{10, 20, 30, 40}, boot{0, 0, 0, 0}, last{100};
+  const std::vector<uint8_t> term{0, 1, 0, 0}, trunc{0, 0, 0, 0}, transition{1, 1, 0, 1};
+  std::vector<float> adv(4), ret(4);
+  compute_gae(4, 1, 0.5f, 1.0f, r, v, term, trunc, boot, last, adv, ret, transition);
+  // By hand (gamma .5, lambda 1): t=3: d = 4 + .5*100 - 40 = 14. t=2: masked, A = 0, R = V = 30.
+  // t=1 terminated: d = 2 - 20 = -18, no carry. t=0: d = 1 + .5*20 - 10 = 1; A = 1 + .5*-18 = -8.
+  CHECK(adv[3] == doctest::Approx(14));
+  CHECK(ret[3] == doctest::Approx(54));
+  CHECK(adv[2] == 0.0f);
+  CHECK(ret[2] == doctest::Approx(30));
+  CHECK(adv[1] == doctest::Approx(-18));
+  CHECK(adv[0] == doctest::Approx(-8));
+  CHECK(ret[0] == doctest::Approx(2));
+  // An empty mask is the unmasked computation.
+  std::vector<float> adv2(4), ret2(4);
+  compute_gae(4, 1, 0.5f, 1.0f, r, v, term, trunc, boot, last, adv2, ret2, {});
+  CHECK(adv2[2] == doctest::Approx(0 + .5 * 40 - 30 + .5 * 14));
+}

@@ -18,7 +18,7 @@ Every recur env is also registered in Gymnasium as ``recur/<id>``.
 from . import _recur
 from ._recur import Error, derive_seed, env_ids, set_log_level
 from .envs import RecurEnv, RecurVectorEnv, make, make_vec, register_gymnasium_ids
-from .policy import Policy, evaluate
+from .policy import Policy, evaluate, record_video
 from .training import train
 
 __version__ = _recur.__version__
@@ -35,6 +35,7 @@ __all__ = [
     "evaluate",
     "make",
     "make_vec",
+    "record_video",
     "set_log_level",
     "train",
 ]

@@ -147,9 +147,51 @@ def evaluate(
     deterministic: bool = False,
     env_id: str | None = None,
     device: str = "cpu",
+    env: Any = None,
 ) -> dict[str, Any]:
     """``recur eval CHECKPOINT`` as a call (same defaults): returns ``returns``, ``lengths``,
-    ``return_mean``, ``return_std``, ``length_mean``, ``checkpoint`` and ``env_id``."""
+    ``return_mean``, ``return_std``, ``length_mean``, ``checkpoint`` and ``env_id``.
+
+    ``env=``: Gymnasium envs instead of a registered id, as ``recur.train(config, env=...)``
+    takes them (a factory: ``num_envs`` of it in a SAME_STEP SyncVectorEnv; or a VectorEnv, used
+    as given). Env i is reset with ``recur.derive_seed(seed, i)``."""
+    if env is not None:
+        from .gym_batch import EnvSource
+
+        source = EnvSource(env)
+        batch = (
+            source.make_batch(0, "train")
+            if source.vector is not None
+            else source.make_batch(min(num_envs, episodes), "eval")
+        )
+        return _recur.evaluate_batch(
+            os.fspath(checkpoint), batch, episodes, seed, deterministic, device
+        )
     return _recur.evaluate(
         os.fspath(checkpoint), episodes, seed, num_envs, deterministic, env_id, device
+    )
+
+
+def record_video(
+    checkpoint: str | os.PathLike,
+    env: Any,
+    path: str | os.PathLike,
+    *,
+    seed: int = 0,
+    deterministic: bool = True,
+) -> float:
+    """Films one episode of the checkpoint's policy on a Gymnasium env into an MP4 at ``path``
+    (N+1 frames of ``env.render()``: build the env with ``render_mode="rgb_array"``) and returns
+    its return. ``env``: a factory (or a VectorEnv with ``env_fns``); reset with
+    ``recur.derive_seed(seed, 0)``, actions from the stream ``recur eval --seed`` uses."""
+    from .gym_batch import EnvSource
+
+    source = EnvSource(env)
+    batch = source.make_batch(1, "video")
+    if batch is None:
+        raise _recur.Error("record_video: this VectorEnv has no env_fns to build an env from")
+    os.makedirs(os.path.dirname(os.path.abspath(os.fspath(path))), exist_ok=True)
+    return _recur.film(
+        os.fspath(checkpoint), batch, os.fspath(path), int(seed),
+        deterministic, source.render_fps,
     )

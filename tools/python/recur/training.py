@@ -44,6 +44,7 @@ def train(
     overrides: Mapping[str, Any] | Iterable[str] | None = None,
     *,
     resume: str | os.PathLike | None = None,
+    env: Any = None,
     **kwargs: Any,
 ) -> pathlib.Path:
     """Trains from a YAML config as ``recur train CONFIG --set ...`` does and returns the run
@@ -59,12 +60,39 @@ def train(
     overrides). Ctrl-C finishes the current update, writes a checkpoint and raises
     KeyboardInterrupt naming the run directory. Bad keys or values raise ``recur.Error`` with
     the config file, line and allowed values.
+
+    ``env=`` trains on Gymnasium envs instead of the config's ``env.id``: a factory (a callable
+    returning a ``gymnasium.Env``; recur steps ``env.num_envs`` of them in a SyncVectorEnv with
+    SAME_STEP autoreset) or a ``gymnasium.vector.VectorEnv`` (Sync or Async, SAME_STEP or
+    NEXT_STEP autoreset; its ``num_envs`` sets ``env.num_envs``). The observation space must be
+    a 1-D Box, the action space Discrete or a 1-D Box. Evaluations and videos
+    (``run.video_every_evals``, needs ``render_mode="rgb_array"``) run on envs of the same
+    factory (a VectorEnv's ``env_fns[0]``). The run records ``env.id: python:<name>``; its
+    checkpoints evaluate from Python (``recur.evaluate(run, env=...)``), not with ``recur eval``.
+    ``resume=`` with ``env=`` continues such a run, its episodes restarting.
     """
     if config is None and resume is None:
         raise ValueError("train needs a config file or resume=RUN_DIR")
+    strings = override_strings(overrides, kwargs)
+    source = None
+    extra: dict[str, Any] = {}
+    if env is not None:
+        from .gym_batch import EnvSource
+
+        source = EnvSource(env)
+        pre = [f"env.id=python:{source.name}"]
+        if source.num_envs is not None:
+            pre.append(f"env.num_envs={source.num_envs}")
+        strings = pre + strings
+        extra = {
+            "make_batch": source.make_batch,
+            "video_fps": source.render_fps,
+            "reward_threshold": source.reward_threshold,
+        }
     result = _recur.train(
         os.fspath(config) if config is not None else "",
-        override_strings(overrides, kwargs),
+        strings,
         os.fspath(resume) if resume is not None else "",
+        **extra,
     )
     return pathlib.Path(result["run_dir"])

@@ -18,6 +18,7 @@
 #include "buffers.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "gym_env.h"
 #include "policy/device_choice.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_checkpoint.h"
@@ -28,7 +29,7 @@ namespace {
 // A run directory or a checkpoint file, as `recur eval TARGET` loads it (agent/policy_target.h).
 using Target = agent::PolicyTarget;
 Target load_target(const std::string& target) {
-  return agent::load_policy_target(target);
+  return agent::load_policy_target(target, "", /*foreign_env_ok=*/true);
 }
 
 policy::Device resolve(const std::string& device) {
@@ -95,6 +96,9 @@ py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, in
   agent::EvalConfig cfg;
   cfg.env_id = env_id ? *env_id : t.env_id;
   RECUR_CHECK(!cfg.env_id.empty(), "{} does not record its env; pass env_id", t.path.string());
+  RECUR_CHECK(t.env_source.empty() || env_id,
+              "{} was trained on an env from {} ({}); pass that env: recur.evaluate(run, env=...)",
+              t.path.string(), t.env_source, t.env_id);
   if (!env_id || *env_id == t.env_id) cfg.env_options = t.env_options;
   cfg.episodes = episodes;
   cfg.num_envs = num_envs;
@@ -115,6 +119,41 @@ py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, in
   d["return_std"] = r.std_return();
   d["length_mean"] = r.mean_length();
   return d;
+}
+
+// evaluate() on Gymnasium envs: `batch` is a recur.gym_batch.GymBatch.
+py::dict evaluate_batch(const std::string& checkpoint, py::object batch, int episodes,
+                        uint64_t seed, bool deterministic, const std::string& device) {
+  const Target t = load_target(checkpoint);
+  PyBatchEnv env(std::move(batch));
+  agent::EvalConfig cfg;
+  cfg.env_id = env.id();
+  cfg.episodes = episodes;
+  cfg.seed = seed;
+  cfg.deterministic = deterministic;
+  cfg.placement.device = resolve(device);
+  agent::EvalResult r;
+  {
+    py::gil_scoped_release unlocked;
+    r = agent::evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg, env);
+  }
+  py::dict d;
+  d["checkpoint"] = t.path.string();
+  d["env_id"] = env.id();
+  d["returns"] = r.returns;
+  d["lengths"] = r.lengths;
+  d["return_mean"] = r.mean_return();
+  d["return_std"] = r.std_return();
+  d["length_mean"] = r.mean_length();
+  return d;
+}
+
+double film(const std::string& checkpoint, py::object batch, const std::string& path, uint64_t seed,
+            bool deterministic, int fps) {
+  const Target t = load_target(checkpoint);
+  PyBatchEnv env(std::move(batch));
+  py::gil_scoped_release unlocked;
+  return film_episode(env, t.checkpoint.spec, t.checkpoint.tensors, seed, deterministic, path, fps);
 }
 
 }  // namespace
@@ -148,6 +187,12 @@ void bind_policy(py::module_& m) {
         py::arg("seed") = 12345, py::arg("num_envs") = 4, py::arg("deterministic") = false,
         py::arg("env_id") = py::none(), py::arg("device") = "cpu",
         "agent::evaluate_policy on a run directory or checkpoint, as `recur eval` runs it.");
+  m.def("evaluate_batch", &evaluate_batch, py::arg("checkpoint"), py::arg("batch"),
+        py::arg("episodes") = 10, py::arg("seed") = 12345, py::arg("deterministic") = false,
+        py::arg("device") = "cpu", "evaluate on Gymnasium envs (a recur.gym_batch.GymBatch).");
+  m.def("film", &film, py::arg("checkpoint"), py::arg("batch"), py::arg("path"),
+        py::arg("seed") = 0, py::arg("deterministic") = true, py::arg("fps") = 30,
+        "One episode of a one-env GymBatch filmed into an MP4 (env.render() rgb_array frames).");
 }
 
 }  // namespace recur::python

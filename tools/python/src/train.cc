@@ -9,18 +9,88 @@
 #include <exception>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "agent/config_yaml.h"
 #include "agent/train_job.h"
 #include "bindings.h"
+#include "core/error.h"
 #include "core/logging.h"
+#include "gym_env.h"
+#include "policy/policy_actor.h"
+#ifndef RECUR_PYTHON_NO_RECORDING
+#include "agent/record/video_writer.h"
+#endif
 
 namespace recur::python {
 namespace {
 
+// make_batch(n, role) -> recur.gym_batch.GymBatch of n envs (role "train", "eval" or "video"),
+// or None when it cannot build them; called with the GIL held.
+std::unique_ptr<PyBatchEnv> make_py_batch(const py::object& make_batch, int n, const char* role) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::object batch = make_batch(n, role);
+    if (batch.is_none()) return nullptr;
+    return std::make_unique<PyBatchEnv>(std::move(batch));
+  } catch (const py::error_already_set& e) {
+    throw std::runtime_error(
+        fmt::format("building the {} envs (Python) raised: {}", role, e.what()));
+  }
+}
+
+}  // namespace
+
+double film_episode(PyBatchEnv& env, const policy::PolicySpec& spec,
+                    const policy::TensorMap& tensors, uint64_t seed, bool deterministic,
+                    const std::string& path, int fps) {
+#ifdef RECUR_PYTHON_NO_RECORDING
+  (void)env, (void)spec, (void)tensors, (void)seed, (void)deterministic, (void)path, (void)fps;
+  throw Error("this build of recur has no video recording (RECUR_RECORDING=OFF)");
+#else
+  RECUR_CHECK(env.num_envs() == 1, "film_episode: one env, got {}", env.num_envs());
+  policy::PolicyActor actor(spec, 1, policy::Placement{});
+  actor.load(tensors);
+  Rng rng(derive_seed(seed, 77));
+  env.reset(seed);
+  const int adim = spec.action_kind == policy::ActionKind::kDiscrete ? 1 : spec.action_dim;
+  std::vector<float> action(static_cast<size_t>(adim)), lp(1), v(1);
+  std::vector<uint8_t> start(1, 1);
+  std::optional<agent::record::VideoWriter> video;
+  auto write = [&] {
+    envs::render::Frame f = env.render();
+    const int w = f.width & ~1, h = f.height & ~1;  // 4:2:0 needs even sizes: crop a pixel
+    if (w != f.width || h != f.height) {
+      envs::render::Frame c{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h * 3)};
+      for (int y = 0; y < h; ++y)
+        std::copy_n(f.row(y).begin(), static_cast<size_t>(w) * 3,
+                    c.pixels.begin() + static_cast<size_t>(y) * w * 3);
+      f = std::move(c);
+    }
+    if (!video) video.emplace(path, f.width, f.height, fps);
+    video->write(f);
+  };
+  write();
+  double total = 0;
+  for (;;) {
+    actor.act(env.obs(), start, rng, deterministic, action, lp, v);
+    env.step(action);
+    total += env.rewards()[0];
+    write();
+    start[0] = 0;
+    if (env.terminated()[0] || env.truncated()[0]) break;
+  }
+  video->close();
+  return total;
+#endif
+}
+
+namespace {
+
 py::dict train(const std::string& config_path, const std::vector<std::string>& overrides,
-               const std::string& resume) {
+               const std::string& resume, const py::object& make_batch, int video_fps,
+               std::optional<double> reward_threshold) {
   const std::filesystem::path config_file = resume.empty()
                                                 ? std::filesystem::path(config_path)
                                                 : std::filesystem::path(resume) / "config.yaml";
@@ -30,6 +100,20 @@ py::dict train(const std::string& config_path, const std::vector<std::string>& o
   options.resume_dir = resume;
   std::atomic<bool> stop{false};
   options.stop_requested = &stop;
+  if (!make_batch.is_none()) {
+    // Gymnasium envs: training and evaluation envs from make_batch, videos of one env.
+    options.env_source = "python";
+    options.reward_threshold = reward_threshold;
+    options.make_env = [&](int n, bool training) -> std::unique_ptr<envs::BatchEnv> {
+      return make_py_batch(make_batch, n, training ? "train" : "eval");
+    };
+    options.record_video = [&](const std::string& path, const policy::PolicySpec& spec,
+                               const policy::TensorMap& tensors, uint64_t eval_seed) {
+      auto env = make_py_batch(make_batch, 1, "video");
+      RECUR_CHECK(env != nullptr, "the envs given cannot build an env to film");
+      return film_episode(*env, spec, tensors, eval_seed, true, path, video_fps);
+    };
+  }
 
   std::packaged_task<agent::TrainJobResult()> job(
       [&] { return agent::run_train_job(config, agent::to_yaml(config), options); });
@@ -75,7 +159,8 @@ py::dict train(const std::string& config_path, const std::vector<std::string>& o
 
 void bind_train(py::module_& m) {
   m.def("train", &train, py::arg("config"), py::arg("overrides") = std::vector<std::string>{},
-        py::arg("resume") = "",
+        py::arg("resume") = "", py::arg("make_batch") = py::none(), py::arg("video_fps") = 30,
+        py::arg("reward_threshold") = py::none(),
         "Runs a training job from a YAML config with 'section.key=value' overrides.");
   m.def(
       "set_log_level", [](const std::string& level) { setup_logging(level); }, py::arg("level"),

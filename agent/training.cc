@@ -12,6 +12,7 @@
 #include "agent/policy_target.h"
 #include "agent/record/background_sink.h"
 #include "agent/record/minari_writer.h"
+#include "agent/train_job.h"
 #include "core/error.h"
 #include "envs/registry.h"
 
@@ -84,7 +85,19 @@ TrainResult run(const TrainConfig& config, const std::string& name, const TrainO
   job.stop_requested = stop;
   std::unique_ptr<SigintScope> sigint;
   if (options.handle_sigint) sigint = std::make_unique<SigintScope>(stop);
-  return TrainResult{run_train_job(config, to_yaml(config), job), config};
+  const TrainJobResult r = run_train_job(config, to_yaml(config), job);
+  TrainResult result;
+  result.run_dir = r.run_dir;
+  result.env_steps = r.env_steps;
+  result.seconds = r.seconds;
+  result.interrupted = r.interrupted;
+  result.final_eval = r.final_eval;
+  result.target = r.target;
+  result.target_env_steps = r.target_env_steps;
+  result.target_seconds = r.target_seconds;
+  result.stopped_at_target = r.stopped_at_target;
+  result.config = config;
+  return result;
 }
 
 // The policy a target names, with its env's plugins loaded: `plugins` when given, else the ones

@@ -23,13 +23,13 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/config.h"
 #include "agent/evaluator.h"
 #include "agent/record/recorder.h"
-#include "agent/train_job.h"
 #include "core/options.h"
 #include "policy/device_choice.h"
 
@@ -54,11 +54,20 @@ struct TrainOptions {
   int64_t stop_at_env_steps = 0;  // stop like Ctrl-C once reached (0: run.total_env_steps only)
 };
 
-// TrainJobResult (agent/train_job.h): run_dir, env_steps, seconds, interrupted, final_eval (empty
-// when interrupted), and the time to target (target, target_env_steps, target_seconds,
-// stopped_at_target); with the config that ran.
-struct TrainResult : TrainJobResult {
-  TrainConfig config;  // resolved: what the run directory's config.yaml records
+// What a training job did (agent/train_job.h's TrainJobResult, with the config that ran).
+struct TrainResult {
+  std::filesystem::path run_dir;
+  int64_t env_steps = 0;
+  double seconds = 0;        // wall time of this call
+  bool interrupted = false;  // stopped by Ctrl-C or stop_requested; resume with resume_dir
+  EvalResult final_eval;     // the final deterministic evaluation; empty when interrupted
+  // The time to target: run.target_return, or the env's registered reward threshold; and the
+  // first evaluation that reached it (env steps, and wall seconds since the run began).
+  std::optional<double> target;
+  std::optional<int64_t> target_env_steps;
+  double target_seconds = 0;
+  bool stopped_at_target = false;  // run.stop_at_target ended the run there
+  TrainConfig config;              // resolved: what the run directory's config.yaml records
 };
 
 // The config a train() call would run: `config_file` (or resume_dir/config.yaml) with the

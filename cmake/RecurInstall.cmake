@@ -1,12 +1,12 @@
 # recur as a CMake package. `cmake --install build [--prefix P]` puts
-#   P/lib/librecur_{core,envs,policy}.a (+ librecur_kernels.a in CUDA builds)  the static libraries
-#   P/include/recur/{core,envs,policy}/...   the public headers and the headers they include
+#   P/lib/librecur_{core,envs,policy,agent}.a (+ librecur_kernels.a in CUDA builds)  the libraries
+#   P/include/recur/{core,envs,policy,agent}/...  the public headers and what they include
 #   P/lib/cmake/recur/recur{Config,ConfigVersion,Targets}.cmake
 #   P/bin/recur                              the command-line tool (tools/CMakeLists.txt)
 # and a program uses it with find_package(recur) and target_link_libraries(app PRIVATE
 # recur::recur); includes keep the source tree's form ("envs/registry.h"). docs/LIBRARY.md says
-# which headers are public. recur_agent (training jobs, recording) is not part of the package:
-# none of its headers are public, and it would bring protobuf, yaml-cpp, HDF5 and FFmpeg along.
+# which headers are public. The training API, recur_agent, is the component recur::agent
+# (find_package(recur COMPONENTS agent); section "recur::agent" below).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -96,3 +96,27 @@ install(FILES ${PROJECT_SOURCE_DIR}/cmake/recurPluginHelpers.cmake
 # in-tree example is built by tests/CMakeLists.txt, which includes the file itself because it
 # is read before this one.
 include(${PROJECT_SOURCE_DIR}/cmake/recurPluginHelpers.cmake)
+
+# ---- recur::agent: training, evaluation and recording as calls -------------------------------
+# find_package(recur COMPONENTS agent) and target_link_libraries(app PRIVATE recur::agent): the
+# training API (agent/training.h, docs/LIBRARY.md) for a program that registers envs of its own.
+# recur_agent is static, so what it links privately (yaml-cpp, protobuf, nlohmann_json, OpenSSL's
+# libcrypto, and HDF5/FFmpeg in builds with recording) is found by recurConfig.cmake when the
+# component is asked for. tools/examples/own_env is the example; install.agent_example in
+# tests/CMakeLists.txt builds it against the installed tree alone.
+add_library(recur::agent ALIAS recur_agent)  # the same name in a build that adds recur as a subdirectory
+set_target_properties(recur_agent PROPERTIES EXPORT_NAME agent)
+target_compile_features(recur_agent PUBLIC cxx_std_20)  # agent/training.h is C++20, as recur::recur
+install(TARGETS recur_agent EXPORT recurTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${RECUR_INSTALL_INCLUDEDIR})
+# The public header, then what it includes beyond the headers installed above (not an API of
+# their own; install.example compiles every installed header against the installed tree).
+set(RECUR_AGENT_PUBLIC_HEADERS agent/training.h)
+set(RECUR_AGENT_SUPPORT_HEADERS
+    agent/config.h agent/evaluator.h agent/record/episode.h agent/record/recorder.h)
+foreach(_recur_header IN LISTS RECUR_AGENT_PUBLIC_HEADERS RECUR_AGENT_SUPPORT_HEADERS)
+  get_filename_component(_recur_dir ${_recur_header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${_recur_header}
+          DESTINATION ${RECUR_INSTALL_INCLUDEDIR}/${_recur_dir})
+endforeach()

@@ -38,16 +38,16 @@ namespace recur::agent {
 struct TrainOptions {
   // "section.key=value", applied in order on top of the config file, as `recur train --set`.
   // Only with a config file (or resume_dir): a TrainConfig is set field by field.
-  std::vector<std::string> overrides;
+  std::vector<std::string> overrides = {};
   // Env plugin files (envs/plugin.h) appended to env.plugin, as `recur train --plugin`: each made
   // absolute against the working directory, and left out when env.plugin already names it.
-  std::vector<std::string> plugins;
+  std::vector<std::string> plugins = {};
   // Continue the run in this directory from its latest checkpoint, with its config.yaml plus
   // `overrides` (e.g. a larger run.total_env_steps); train() then takes no config file.
-  std::filesystem::path resume_dir;
+  std::filesystem::path resume_dir = {};
   // The run directory's name: <run.output_dir>/<name>-<time>. Empty: run.name, else the config
   // file's stem, else "run".
-  std::string name;
+  std::string name = {};
   bool handle_sigint = true;  // Ctrl-C stops the run cleanly (see above)
   // Set it (from any thread or a signal handler) to stop like Ctrl-C; SIGINT sets it too.
   std::atomic<bool>* stop_requested = nullptr;
@@ -87,14 +87,14 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options = {});
 struct EvaluateOptions {
   int episodes = 10;
   bool deterministic = false;  // most likely action (recur eval --deterministic)
-  std::string env_id;          // empty: the env the policy trained on
+  std::string env_id = {};     // empty: the env the policy trained on
   uint64_t seed = 12345;
   int num_envs = 4;  // envs run in parallel, each an equal share of the episodes
   policy::Device device = policy::Device::kCpu;
-  std::vector<std::string> plugins;
+  std::vector<std::string> plugins = {};
   // Also film the episodes `video` picks into video_dir as MP4 (recorded alongside, with the
   // seeds record() uses; the returns stay the evaluation's).
-  std::string video_dir;
+  std::string video_dir = {};
   record::VideoSchedule video = record::VideoSchedule::capped_cubic();
   std::string name_prefix = "rl-video";
 };
@@ -112,23 +112,23 @@ EvaluateResult evaluate(const std::string& target, const EvaluateOptions& option
 // Minari dataset <out>/<dataset_id>/data/ and/or a D4RL file, as `recur record`. The dataset
 // appears under its final name only when every episode is in it.
 struct RecordOptions {
-  std::string dataset_id;  // Minari id, (namespace/)name-vN, e.g. "me/my-env/ppo-v0"
+  std::string dataset_id = {};  // Minari id, (namespace/)name-vN, e.g. "me/my-env/ppo-v0"
   int episodes = 10;
   uint64_t seed = 0;  // episode i resets with seed + i
   bool deterministic = true;
   bool record_state = false;  // infos/policy_state: the recurrent state fed at each observation
-  std::string env_id;         // empty: the policy's env (required for the random policy)
-  Options env_options;        // on top of the checkpoint's
-  std::string out;         // datasets root; empty: $MINARI_DATASETS_PATH, else ~/.minari/datasets
+  std::string env_id = {};    // empty: the policy's env (required for the random policy)
+  Options env_options = {};   // on top of the checkpoint's
+  std::string out = {};    // datasets root; empty: $MINARI_DATASETS_PATH, else ~/.minari/datasets
   bool overwrite = false;  // replace an existing dataset of that id
   bool write_minari = true;
   bool write_d4rl = false;
   policy::Device device = policy::Device::kCpu;
-  std::vector<std::string> plugins;
-  std::string video_dir;  // empty: no videos
+  std::vector<std::string> plugins = {};
+  std::string video_dir = {};  // empty: no videos
   record::VideoSchedule video = record::VideoSchedule::capped_cubic();
   std::string name_prefix = "rl-video";
-  std::string description;  // dataset metadata; empty: says what was recorded
+  std::string description = {};  // dataset metadata; empty: says what was recorded
 };
 
 struct RecordResult {

@@ -48,7 +48,7 @@ set(RECUR_PUBLIC_HEADERS
 # install test (tests/CMakeLists.txt, install.example) compiles every installed header against
 # the installed tree alone, so a header missing here fails there.
 set(RECUR_SUPPORT_HEADERS
-    core/worker_pool.h
+    core/worker_pool.h envs/batch_env.h
     policy/aligned.h policy/canonical_weights.h policy/convert/flat_layout.h policy/core_spec.h
     policy/devices.h policy/executor.h policy/gpu_executors.h policy/mlp.h policy/obs_normalizer.h)
 foreach(_recur_header IN LISTS RECUR_PUBLIC_HEADERS RECUR_SUPPORT_HEADERS)

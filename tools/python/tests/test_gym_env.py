@@ -186,3 +186,10 @@ def test_video_of_a_python_env(tmp_path):
     path = tmp_path / "v" / "ep.mp4"
     ret = recur.record_video(run, lambda: Countdown(4, render_mode="rgb_array"), path)
     assert ret == 4.0 and path.stat().st_size > 0
+
+
+def test_resume_restarts_python_episodes(tmp_path):
+    run = short_run(tmp_path, MatchSign, 256)
+    again = recur.train(resume=run, env=MatchSign, run__total_env_steps=512)
+    rows = list(csv.DictReader(open(again / "progress.csv")))
+    assert again == run and int(rows[-1]["env_steps"]) == 512

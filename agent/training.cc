@@ -12,6 +12,7 @@
 #include "agent/policy_target.h"
 #include "agent/record/background_sink.h"
 #include "agent/record/minari_writer.h"
+#include "agent/record/output_dir.h"
 #include "agent/train_job.h"
 #include "core/error.h"
 #include "envs/registry.h"
@@ -130,10 +131,7 @@ void check_schedule(const record::VideoSchedule& schedule, int episodes) {
 }
 
 void make_video_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  RECUR_CHECK(!ec && fs::is_directory(dir), "video directory {}: cannot create it: {}", dir,
-              ec ? ec.message() : "a file of that name exists");
+  record::prepare_output_dir(dir, "video directory");
 }
 
 }  // namespace
@@ -272,7 +270,13 @@ RecordResult record_dataset(const std::string& target, const RecordOptions& opti
   info.write_d4rl = options.write_d4rl;
   const std::string root = options.out.empty() ? record::default_datasets_root() : options.out;
 
+  // From here on files appear: on any failure, what this call created goes again (the writer
+  // removes its temporary dataset, this the videos and the directories it made).
+  const fs::path made_root = record::first_missing(fs::path(root) / options.dataset_id);
+  const fs::path made_video =
+      options.video_dir.empty() ? fs::path() : record::first_missing(options.video_dir);
   RecordResult result;
+  result.env_id = env.id();
   std::unique_ptr<record::MinariWriter> writer;
   try {
     if (!options.video_dir.empty()) make_video_dir(options.video_dir);
@@ -287,7 +291,10 @@ RecordResult record_dataset(const std::string& target, const RecordOptions& opti
   } catch (...) {
     std::error_code ec;
     for (const auto& v : result.summary.videos) fs::remove(v, ec);
-    throw;  // the writer removes its temporary dataset directory
+    writer.reset();  // removes its temporary dataset directory
+    record::remove_if_only_directories(made_root);
+    record::remove_if_only_directories(made_video);
+    throw;
   }
   if (options.write_d4rl) result.d4rl = writer->dataset_dir() / "d4rl.hdf5";
   return result;

@@ -132,6 +132,7 @@ struct RecordOptions {
 };
 
 struct RecordResult {
+  std::string env_id;             // the env recorded
   std::filesystem::path dataset;  // <out>/<dataset_id>/data (empty without write_minari)
   std::filesystem::path d4rl;     // <out>/<dataset_id>/d4rl.hdf5 (empty without write_d4rl)
   record::RecordSummary summary;  // returns, lengths, steps, videos

@@ -1,8 +1,7 @@
-// `--plugin PATH` on every command that takes an env id (envs/plugin.h), and finding a run's
-// plugins again when `recur eval` / `recur record` reopen it.
+// `--plugin PATH` on every command that takes an env id (envs/plugin.h). eval and record hand
+// theirs to agent::evaluate / agent::record_dataset, which otherwise load the run's own.
 #include <spdlog/spdlog.h>
 
-#include "agent/env_plugins.h"
 #include "envs/plugin_loader.h"
 #include "tools/commands.h"
 
@@ -20,18 +19,6 @@ void load_cli_plugins(const std::vector<std::string>& paths) {
     spdlog::debug("plugin {} {} from {}: {}", loaded.name, loaded.version, loaded.path.string(),
                   fmt::join(loaded.env_ids, ", "));
   }
-}
-
-void load_target_plugins(const agent::PolicyTarget& target,
-                         const std::vector<std::string>& cli_plugins) {
-  // --plugin takes over from what the checkpoint recorded: the user chose the files.
-  if (!cli_plugins.empty()) {
-    load_cli_plugins(cli_plugins);
-    return;
-  }
-  const auto& meta = target.checkpoint.metadata;
-  if (const auto it = meta.find(agent::kMetaEnvPlugins); it != meta.end())
-    agent::load_recorded_plugins(it->second, target.path.string());
 }
 
 }  // namespace recur::cli

@@ -1,30 +1,19 @@
-// `recur eval RUN_DIR|CHECKPOINT`: headless evaluation of a trained policy. Each env's recurrent
-// state is carried across steps and reset at episode starts. With --video DIR the scheduled
-// episodes are also filmed by the Recorder (agent/record/recorder.h), alongside: the evaluation's
-// returns are exactly those without --video.
+// `recur eval RUN_DIR|CHECKPOINT`: headless evaluation of a trained policy, through
+// agent::evaluate (agent/training.h). Each env's recurrent state is carried across steps and reset
+// at episode starts. With --video DIR the scheduled episodes are also filmed, alongside: the
+// evaluation's returns are exactly those without --video.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <memory>
 
-#include "agent/evaluator.h"
-#include "agent/record/recorder.h"
-#include "agent/train_job.h"
+#include "agent/training.h"
 #include "core/error.h"
 #include "policy/device_choice.h"
-#include "policy/policy_checkpoint.h"
 #include "tools/commands.h"
 
 namespace recur::cli {
-
-PolicyTarget load_policy_target(const std::string& target, const std::string& env_override,
-                                const std::vector<std::string>& cli_plugins) {
-  PolicyTarget t = agent::load_policy_target(target, env_override);
-  load_target_plugins(t, cli_plugins);
-  RECUR_CHECK(!t.env_id.empty(), "{} does not record its env; pass --env ID", t.path.string());
-  return t;
-}
 
 policy::Device resolve_cli_device(const std::string& value) {
   std::string why;
@@ -72,54 +61,27 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                     "`recur record --seed S` uses: episode i resets with S + i; the returns "
                     "printed stay the evaluation's)");
   cmd->callback([args, &exit_code] {
-    const agent::record::VideoSchedule schedule = video_schedule(args->video);
-    const PolicyTarget target = load_policy_target(args->target, args->env, args->plugins);
-    agent::EvalConfig cfg;
-    cfg.env_id = target.env_id;
-    cfg.env_options = target.env_options;
-    cfg.episodes = args->episodes;
-    cfg.num_envs = args->num_envs;
-    cfg.seed = args->seed;
-    cfg.deterministic = args->deterministic;
-    cfg.placement.device = resolve_cli_device(args->device);
-    const std::string path = target.path.string();
-    // The filming recorder first: a video directory that cannot be written fails before the
-    // evaluation runs.
-    std::unique_ptr<agent::record::Recorder> recorder;
-    if (!args->video.dir.empty()) {
-      agent::record::RecordConfig rc;
-      rc.env_id = cfg.env_id;
-      rc.env_options = cfg.env_options;
-      rc.episodes = args->episodes;
-      rc.seed = args->seed;
-      rc.deterministic = args->deterministic;
-      rc.placement = cfg.placement;
-      rc.policy_name = path;
-      rc.video_dir = args->video.dir;
-      rc.video = schedule;
-      rc.name_prefix = args->video.name_prefix;
-      recorder = std::make_unique<agent::record::Recorder>(rc, target.checkpoint.spec,
-                                                           target.checkpoint.tensors);
-      check_video_schedule(schedule, args->episodes);
-      prepare_output_dir(args->video.dir, "--video");
-    }
-    const auto r = agent::evaluate_policy(target.checkpoint.spec, target.checkpoint.tensors, cfg);
-    std::vector<std::string> videos;
-    if (recorder) {
-      try {
-        for (int i = 0; i < args->episodes; ++i) {
-          if (!schedule.films(i)) continue;
-          videos.push_back(recorder->video_path(i));
-          recorder->record_episode(i, videos.back());
-        }
-      } catch (...) {
-        for (const auto& v : videos) std::filesystem::remove(v);
-        throw;
-      }
-    }
+    // The flags are checked here, so that messages name them; agent::evaluate (the library's
+    // `recur eval`) does the rest.
+    agent::EvaluateOptions o;
+    o.video = video_schedule(args->video);
+    if (!args->video.dir.empty()) check_video_schedule(o.video, args->episodes);
+    o.episodes = args->episodes;
+    o.deterministic = args->deterministic;
+    o.env_id = args->env;
+    o.seed = args->seed;
+    o.num_envs = args->num_envs;
+    o.device = resolve_cli_device(args->device);
+    o.plugins = args->plugins;
+    o.video_dir = args->video.dir;
+    o.name_prefix = args->video.name_prefix;
+    const agent::EvaluateResult result = agent::evaluate(args->target, o);
+    const agent::EvalResult& r = result.eval;
+    const std::vector<std::string>& videos = result.videos;
+    const std::string path = result.checkpoint.string();
     if (args->json) {
       std::string video_json;
-      if (recorder) {
+      if (!args->video.dir.empty()) {
         std::vector<std::string> quoted;
         for (const auto& v : videos) quoted.push_back(fmt::format("\"{}\"", v));
         video_json = fmt::format(", \"videos\": [{}]", fmt::join(quoted, ", "));
@@ -128,14 +90,16 @@ void add_eval_command(CLI::App& app, int& exit_code) {
           "{{\"checkpoint\": \"{}\", \"env_id\": \"{}\", \"episodes\": {}, "
           "\"deterministic\": {}, \"return_mean\": {}, \"return_std\": {}, "
           "\"length_mean\": {}{}}}\n",
-          path, cfg.env_id, r.returns.size(), args->deterministic, r.mean_return(), r.std_return(),
-          r.mean_length(), video_json);
+          path, result.env_id, r.returns.size(), args->deterministic, r.mean_return(),
+          r.std_return(), r.mean_length(), video_json);
     } else {
       fmt::print("{} on {} ({} episodes, {}): return {:.2f} +- {:.2f}, length {:.1f}{}\n", path,
-                 cfg.env_id, r.returns.size(), args->deterministic ? "deterministic" : "stochastic",
-                 r.mean_return(), r.std_return(), r.mean_length(),
-                 recorder ? fmt::format("; videos {} in {}", videos.size(), args->video.dir)
-                          : std::string());
+                 result.env_id, r.returns.size(),
+                 args->deterministic ? "deterministic" : "stochastic", r.mean_return(),
+                 r.std_return(), r.mean_length(),
+                 !args->video.dir.empty()
+                     ? fmt::format("; videos {} in {}", videos.size(), args->video.dir)
+                     : std::string());
     }
     exit_code = 0;
   });

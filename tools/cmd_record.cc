@@ -7,15 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <system_error>
 
-#include "agent/record/background_sink.h"
 #include "agent/record/minari_writer.h"
 #include "agent/record/recorder.h"
+#include "agent/training.h"
 #include "core/error.h"
-#include "envs/registry.h"
 #include "tools/commands.h"
 
 namespace recur::cli {
@@ -54,49 +51,6 @@ void check_video_schedule(const agent::record::VideoSchedule& schedule, int epis
                 "--video-episodes: episode {} is not recorded: there are {} episodes (0..{})", e,
                 episodes, episodes - 1);
 }
-
-void prepare_output_dir(const std::filesystem::path& dir, const std::string& flag) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  RECUR_CHECK(!ec && fs::is_directory(dir), "{} {}: cannot create the directory: {}", flag,
-              dir.string(), ec ? ec.message() : "a file of that name exists");
-  const fs::path probe = dir / ".recur-write-check";
-  bool writable = false;
-  {
-    std::ofstream out(probe);
-    writable = static_cast<bool>(out << "x");
-  }
-  fs::remove(probe, ec);
-  RECUR_CHECK(writable, "{} {}: the directory is not writable", flag, dir.string());
-}
-
-namespace {
-
-// The outermost directory that creating `path` would add ("" when `path` exists).
-std::filesystem::path first_missing(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::filesystem::path missing;
-  for (std::filesystem::path p = std::filesystem::absolute(path, ec);
-       !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
-    missing = p;
-    if (p == p.parent_path()) break;
-  }
-  return missing;
-}
-
-// Removes `dir` when it holds directories only (what a failed command created and left empty).
-void remove_if_only_directories(const std::filesystem::path& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (dir.empty() || !fs::is_directory(dir, ec)) return;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec))
-    if (!it->is_directory(ec)) return;
-  if (!ec) fs::remove_all(dir, ec);
-}
-
-}  // namespace
 
 void add_record_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
@@ -176,90 +130,38 @@ void add_record_command(CLI::App& app, int& exit_code) {
     const rec::VideoSchedule schedule = video_schedule(a.video);
     check_video_schedule(schedule, a.episodes);
 
-    rec::RecordConfig rc;
-    rc.episodes = a.episodes;
-    rc.seed = a.seed;
-    rc.deterministic = !a.stochastic;
-    rc.record_state = a.record_state;
-    rc.video_dir = a.video.dir;
-    rc.video = schedule;
-    rc.name_prefix = a.video.name_prefix;
-    std::unique_ptr<rec::Recorder> recorder;
-    if (a.random) {
-      load_cli_plugins(a.plugins);
-      rc.env_id = a.env;
-      rc.env_options = parse_env_options(a.options);
-      rc.policy_name = "the random policy";
-      recorder = std::make_unique<rec::Recorder>(rc);
-    } else {
-      const PolicyTarget target = load_policy_target(a.target, a.env, a.plugins);
-      rc.env_id = target.env_id;
-      rc.env_options = target.env_options;
-      for (const auto& [k, v] : parse_env_options(a.options).values) rc.env_options.set(k, v);
-      rc.placement.device = resolve_cli_device(a.device);
-      rc.policy_name = target.path.string();
-      recorder =
-          std::make_unique<rec::Recorder>(rc, target.checkpoint.spec, target.checkpoint.tensors);
-    }
-    const envs::Env& env = recorder->env();
-    const envs::EnvSpec& env_spec = envs::registry().at(env.id());
-
-    rec::DatasetInfo info;
-    info.dataset_id = a.dataset_id;
-    info.env_id = env.id();
-    info.observation_space = env.observation_space();
-    info.action_space = env.action_space();
-    info.max_episode_steps = env.max_episode_steps();
-    info.reward_threshold = env_spec.reward_threshold;
-    info.env_entry_point = rec::gymnasium_entry_point(env.id());
-    info.algorithm_name = recorder->algorithm_name();
-    info.description = fmt::format(
-        "{} episodes of {} on {} recorded by `recur record` ({}, seed {})", a.episodes,
-        rc.policy_name, env.id(),
-        a.random ? "uniform actions" : (rc.deterministic ? "deterministic" : "stochastic"), a.seed);
-    info.author = "recur";  // code_permalink stays empty (omitted): recur has no public URL yet
-    info.recur_policy_json = recorder->policy_json();
-    info.overwrite = a.overwrite;
-    info.write_minari = a.format != "d4rl";
-    info.write_d4rl = a.format != "minari";
-    const std::string root = a.out.empty() ? rec::default_datasets_root() : a.out;
-    // From here on files appear: on any failure, what this command created goes again (the
-    // writer removes its temporary dataset, the recorder its videos, this the directories).
-    namespace fs = std::filesystem;
-    const fs::path made_root = first_missing(fs::path(root) / a.dataset_id);
-    const fs::path made_video = a.video.dir.empty() ? fs::path() : first_missing(a.video.dir);
-    std::unique_ptr<rec::MinariWriter> writer;
-    rec::RecordSummary s;
-    std::string dataset, d4rl;
-    try {
-      if (!a.video.dir.empty()) prepare_output_dir(a.video.dir, "--video");
-      writer = std::make_unique<rec::MinariWriter>(root, info);  // refuses an existing id
-      {
-        // HDF5 writes on their own thread, overlapping the next episode's recording.
-        rec::BackgroundSink sink([&](const rec::Episode& e) { writer->add(e); });
-        s = recorder->run([&](const rec::Episode& e) { sink.push(e); });
-        sink.finish();
-      }
-      dataset = writer->commit();
-    } catch (...) {
-      std::error_code ec;
-      for (const auto& v : s.videos) fs::remove(v, ec);
-      writer.reset();
-      remove_if_only_directories(made_root);
-      remove_if_only_directories(made_video);
-      throw;
-    }
-    if (a.format != "minari") d4rl = (writer->dataset_dir() / "d4rl.hdf5").string();
+    // The flags are checked above, so that messages name them; agent::record_dataset (the
+    // library's `recur record`) records, and on failure removes whatever it created.
+    agent::RecordOptions o;
+    o.dataset_id = a.dataset_id;
+    o.episodes = a.episodes;
+    o.seed = a.seed;
+    o.deterministic = !a.stochastic;
+    o.record_state = a.record_state;
+    o.env_id = a.env;
+    o.env_options = parse_env_options(a.options);
+    o.out = a.out;
+    o.overwrite = a.overwrite;
+    o.write_minari = a.format != "d4rl";
+    o.write_d4rl = a.format != "minari";
+    if (!a.random) o.device = resolve_cli_device(a.device);
+    o.plugins = a.plugins;
+    o.video_dir = a.video.dir;
+    o.video = schedule;
+    o.name_prefix = a.video.name_prefix;
+    const agent::RecordResult result = agent::record_dataset(a.random ? "" : a.target, o);
+    const rec::RecordSummary& s = result.summary;
+    const std::string dataset = result.dataset.string(), d4rl = result.d4rl.string();
     if (a.json) {
       nlohmann::ordered_json j;
       j["dataset_id"] = a.dataset_id;
       j["dataset"] = dataset;
       j["d4rl"] = d4rl;
-      j["env_id"] = env.id();
+      j["env_id"] = result.env_id;
       j["episodes"] = s.returns.size();
       j["steps"] = s.steps;
       j["seed"] = a.seed;
-      j["deterministic"] = rc.deterministic;
+      j["deterministic"] = o.deterministic;
       j["return_mean"] = s.mean_return();
       j["return_std"] = s.std_return();
       j["returns"] = s.returns;  // doubles print so that they read back exactly

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "agent/policy_target.h"
 #include "agent/record/recorder.h"
 #include "core/options.h"
 #include "policy/device_choice.h"
@@ -32,20 +31,8 @@ void add_render_command(CLI::App& app, int& exit_code);
 // (tools/cli_plugins.cc). Each command loads its plugins first thing in its callback.
 void add_plugin_option(CLI::App* cmd, std::vector<std::string>& paths);
 void load_cli_plugins(const std::vector<std::string>& paths);
-// A trained policy's plugins: --plugin's when given, else the files its checkpoint recorded
-// (each checked to be there and unchanged).
-void load_target_plugins(const agent::PolicyTarget& target,
-                         const std::vector<std::string>& cli_plugins);
-
 // `-o/--option key=value` pairs into env Options (source named for messages).
 Options parse_env_options(const std::vector<std::string>& pairs);
-
-// A trained policy as `recur eval` and `recur record` take it (agent/policy_target.h), with the
-// env required: the checkpoint's, or env_override (--env).
-// Loads its plugins (load_target_plugins) before returning.
-using agent::PolicyTarget;
-PolicyTarget load_policy_target(const std::string& target, const std::string& env_override,
-                                const std::vector<std::string>& cli_plugins);
 
 // --device cpu|cuda|auto against this build and machine (auto logs what it picked and why).
 policy::Device resolve_cli_device(const std::string& value);
@@ -63,8 +50,5 @@ void add_video_options(CLI::App* cmd, VideoArgs& args, const std::string& video_
 agent::record::VideoSchedule video_schedule(const VideoArgs& args);
 // recur::Error when a --video-episodes index is not below `episodes`.
 void check_video_schedule(const agent::record::VideoSchedule& schedule, int episodes);
-// Creates `dir` if missing and checks that files can be written in it; recur::Error naming `flag`
-// and the reason otherwise.
-void prepare_output_dir(const std::filesystem::path& dir, const std::string& flag);
 
 }  // namespace recur::cli

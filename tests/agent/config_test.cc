@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "agent/trainer.h"
 #include "core/error.h"
+#include "envs/registry.h"
 
 namespace {
 
@@ -287,6 +289,14 @@ TEST_CASE("every shipped config loads, validates and builds its trainer") {
     if (entry.path().extension() != ".yaml") continue;
     CAPTURE(entry.path().string());
     const recur::agent::TrainConfig c = load_config(entry.path(), {});
+    // A config for a plugin's env (configs/tmaze.yaml) says how to name the plugin; its trainer
+    // is built by the plugin's own tests (tests/plugins: plugin.tmaze_train), which build it.
+    if (recur::envs::registry().find(c.env.id) == nullptr && c.env.plugin.empty()) {
+      std::ifstream in(entry.path());
+      const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      CHECK_MESSAGE(has(text, "env.plugin="), "unknown env id and no word on its plugin");
+      continue;
+    }
     // The trainer makes the envs and the policy: an env id or option the registry refuses, or a
     // policy the spaces cannot take, fails here.
     CHECK_NOTHROW(recur::agent::Trainer{c});

@@ -93,6 +93,7 @@ std::string gymnasium_entry_point(const std::string& env_id) {
 }
 
 std::string minari_env_spec_json(const DatasetInfo& info) {
+  if (!info.env_spec_json.empty()) return info.env_spec_json;
   if (info.env_entry_point.empty()) return "";
   const GymnasiumRegistration* r = find_registration(info.env_id);
   if (r && info.env_entry_point != r->entry_point) r = nullptr;

@@ -63,6 +63,9 @@ struct DatasetInfo {
   // Gymnasium entry point when the env is a Gymnasium env (gymnasium_entry_point(env_id)), else
   // empty: env_spec is then omitted.
   std::string env_entry_point;
+  // env_spec as Gymnasium wrote it (EnvSpec.to_json() of a Python env with a spec), written as
+  // given; it takes precedence over env_entry_point.
+  std::string env_spec_json;
 
   // Extra metadata; empty strings are left out of metadata.json (as Minari leaves out None).
   std::string algorithm_name;
@@ -79,7 +82,8 @@ struct DatasetInfo {
 };
 
 // metadata.json's env_spec string (Gymnasium's EnvSpec.to_json(), byte for byte for the ids
-// Gymnasium registers); "" when info.env_entry_point is empty.
+// Gymnasium registers); info.env_spec_json when given; "" when that and info.env_entry_point
+// are empty.
 std::string minari_env_spec_json(const DatasetInfo& info);
 
 class MinariWriter {

@@ -114,31 +114,53 @@ void check_policy_fits_env(const policy::PolicySpec& spec, const std::string& po
 Recorder::Recorder(const RecordConfig& config, const policy::PolicySpec& spec,
                    const policy::TensorMap& tensors)
     : config_(config) {
-  init_env();
+  init_env(nullptr);
+  init_policy(spec, tensors);
+}
+
+Recorder::Recorder(const RecordConfig& config) : config_(config) {
+  init_env(nullptr);
+  check_no_state();
+}
+
+Recorder::Recorder(const RecordConfig& config, std::unique_ptr<envs::Env> env,
+                   const policy::PolicySpec& spec, const policy::TensorMap& tensors)
+    : config_(config) {
+  RECUR_CHECK_ARG(env != nullptr, "Recorder: the env given is null");
+  init_env(std::move(env));
+  init_policy(spec, tensors);
+}
+
+Recorder::Recorder(const RecordConfig& config, std::unique_ptr<envs::Env> env) : config_(config) {
+  RECUR_CHECK_ARG(env != nullptr, "Recorder: the env given is null");
+  init_env(std::move(env));
+  check_no_state();
+}
+
+Recorder::~Recorder() = default;
+
+void Recorder::init_env(std::unique_ptr<envs::Env> env) {
+  RECUR_CHECK(config_.episodes >= 1, "recording needs at least 1 episode, got {}",
+              config_.episodes);
+  env_ = env ? std::move(env) : envs::make(config_.env_id, config_.env_options);
+  const auto adim = static_cast<size_t>(env_->action_dim());
+  action_.assign(adim, 0.0f);
+  log_prob_.assign(1, 0.0f);
+  value_.assign(1, 0.0f);
+  start_.assign(1, 1);
+}
+
+void Recorder::init_policy(const policy::PolicySpec& spec, const policy::TensorMap& tensors) {
   check_policy_fits_env(spec, config_.policy_name, *env_);
   actor_ = std::make_unique<policy::PolicyActor>(spec, 1, config_.placement);
   actor_->load(tensors);
   state_.assign(static_cast<size_t>(spec.state_size()), 0.0f);
 }
 
-Recorder::Recorder(const RecordConfig& config) : config_(config) {
-  init_env();
+void Recorder::check_no_state() const {
   RECUR_CHECK(!config_.record_state,
               "recording the policy state needs a policy: the random policy has none (drop "
               "--record-state or record a checkpoint)");
-}
-
-Recorder::~Recorder() = default;
-
-void Recorder::init_env() {
-  RECUR_CHECK(config_.episodes >= 1, "recording needs at least 1 episode, got {}",
-              config_.episodes);
-  env_ = envs::make(config_.env_id, config_.env_options);
-  const auto adim = static_cast<size_t>(env_->action_dim());
-  action_.assign(adim, 0.0f);
-  log_prob_.assign(1, 0.0f);
-  value_.assign(1, 0.0f);
-  start_.assign(1, 1);
 }
 
 int Recorder::state_dim() const {

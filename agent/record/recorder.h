@@ -4,6 +4,7 @@
 // policy, same recurrent-state handling, but one env and everything kept.
 //
 //   Recorder rec(config, spec, tensors);          // or Recorder rec(config) for --random
+//   Recorder rec(config, std::move(env), spec, tensors);  // an env built elsewhere (Python's)
 //   MinariWriter writer(root, info);
 //   const RecordSummary s = rec.run([&](const Episode& e) { writer.add(e); });
 //   writer.commit();
@@ -100,6 +101,12 @@ class Recorder {
            const policy::TensorMap& tensors);
   // The uniformly random policy: actions sampled from the env's action space.
   explicit Recorder(const RecordConfig& config);
+  // The same two on `env`, an env built elsewhere instead of envs::make(config.env_id) (the
+  // Python package's adapter of a Gymnasium env); config.env_id and env_options are not used.
+  // The recorder owns the env from here on.
+  Recorder(const RecordConfig& config, std::unique_ptr<envs::Env> env,
+           const policy::PolicySpec& spec, const policy::TensorMap& tensors);
+  Recorder(const RecordConfig& config, std::unique_ptr<envs::Env> env);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -128,7 +135,10 @@ class Recorder {
   std::string video_path(int index) const;
 
  private:
-  void init_env();
+  // Checks the config and takes `env`, or makes config.env_id's when it is null.
+  void init_env(std::unique_ptr<envs::Env> env);
+  void init_policy(const policy::PolicySpec& spec, const policy::TensorMap& tensors);
+  void check_no_state() const;
 
   RecordConfig config_;
   std::unique_ptr<envs::Env> env_;

@@ -110,6 +110,24 @@ TEST_CASE("recorded returns equal evaluate_policy's on the same seeds") {
   }
 }
 
+TEST_CASE("a recorder on an env built elsewhere records what one on the env id records") {
+  const SmallPolicy p = small_policy("Pendulum-v1", "gru");
+  rec::RecordConfig c = config_for("Pendulum-v1", 2, 31);
+  c.env_id = "";  // not used with an env given
+  auto env = envs::make("Pendulum-v1", Options{}.set("max_episode_steps", "50"));
+  rec::Recorder given(c, std::move(env), p.spec, p.tensors);
+  rec::Recorder by_id(config_for("Pendulum-v1", 2, 31), p.spec, p.tensors);
+  for (int i = 0; i < 2; ++i) {
+    const rec::Episode a = given.record_episode(i), b = by_id.record_episode(i);
+    CHECK(a.steps() == 50);  // the given env's own time limit
+    CHECK(std::equal(a.rewards.begin(), a.rewards.end(), b.rewards.begin()));
+  }
+  CHECK_THROWS_AS(rec::Recorder(c, nullptr), std::invalid_argument);
+  c.record_state = true;
+  CHECK_THROWS_WITH_AS(rec::Recorder(c, envs::make("CartPole-v1")),
+                       doctest::Contains("the random policy has none"), Error);
+}
+
 TEST_CASE("stochastic recording follows its documented seeding (a hand loop)") {
   const SmallPolicy p = small_policy("CartPole-v1");
   rec::RecordConfig c = config_for("CartPole-v1", 3, 7);

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The Python package's tests: installs what is missing (Debian's pybind11-dev; numpy, gymnasium and
-# pytest from PyPI into a virtual environment outside the repository), builds the extension with
-# CMake in build-py/ (RECUR_PYTHON=ON, CPU-only, tests off) and runs pytest on tools/python/tests.
+# pytest, h5py and minari from PyPI into a virtual environment outside the repository), builds the
+# extension and the example env plugin with CMake in build-py/ (RECUR_PYTHON=ON, CPU-only, tests
+# off) and runs pytest on tools/python/tests.
 #   RECUR_PY_VENV  the virtual environment (default /tmp/recur-python-venv; reused when present)
 #   RECUR_CLI      the recur executable for the `recur eval` comparison (default build/tools/recur;
 #                  that test skips itself without one)
+#   RECUR_TMAZE_PLUGIN  the T-maze env plugin the plugin tests load (default: the one built here)
 # Extra arguments go to pytest. CI=true turns warnings into errors, as tools/build.sh does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +24,10 @@ fi
 
 venv=${RECUR_PY_VENV:-/tmp/recur-python-venv}
 [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+# h5py and minari (with pillow, which Minari 0.5.4's HDF5 storage imports undeclared) read the
+# datasets recur.record_dataset writes; a few seconds to install.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-  "numpy>=1.21" "gymnasium>=1.1,<2" "pytest>=7"
+  "numpy>=1.21" "gymnasium>=1.1,<2" "pytest>=7" h5py "minari[hdf5]>=0.5,<0.6" pillow
 
 args=(-DCMAKE_BUILD_TYPE=Release -DRECUR_PYTHON=ON -DRECUR_BUILD_TESTS=OFF -DRECUR_CUDA=OFF
       -DPython_EXECUTABLE="$venv/bin/python")
@@ -31,11 +35,13 @@ args=(-DCMAKE_BUILD_TYPE=Release -DRECUR_PYTHON=ON -DRECUR_BUILD_TESTS=OFF -DREC
 generator=()
 [[ -f build-py/CMakeCache.txt ]] || { command -v ninja >/dev/null && generator=(-G Ninja); }
 cmake -S . -B build-py "${generator[@]}" "${args[@]}" >/dev/null
-cmake --build build-py --target _recur -j"$(nproc)"
+cmake --build build-py --target _recur tmaze_plugin -j"$(nproc)"
 
 echo "test-python: dependencies and build took $(($(date +%s) - start)) s"
 
 [[ -n ${RECUR_CLI:-} || ! -x build/tools/recur ]] || export RECUR_CLI=$PWD/build/tools/recur
+# The example env plugin, for the plugin tests (tests/test_plugins.py skips without it).
+export RECUR_TMAZE_PLUGIN=${RECUR_TMAZE_PLUGIN:-$PWD/build-py/tests/plugins/libtmaze_plugin.so}
 rc=0
 # pytest's summary line stays the last line of the output (CI reads it).
 PYTHONPATH=$PWD/build-py/tools/python "$venv/bin/python" -m pytest -q -p no:cacheprovider \

@@ -12,13 +12,24 @@
     obs, rewards, terminations, truncations, infos = envs.step(actions)
     starts = terminations | truncations                      # SAME_STEP autoreset
 
+    recur.record_dataset(run, dataset_id="me/cartpole/ppo-v0", episodes=10)  # Minari dataset
+    recur.load_plugin("libtmaze_plugin.so")                  # a C++ env plugin's envs
+
 Every recur env is also registered in Gymnasium as ``recur/<id>``.
 """
 
 from . import _recur
 from ._recur import Error, derive_seed, env_ids, set_log_level
-from .envs import RecurEnv, RecurVectorEnv, make, make_vec, register_gymnasium_ids
-from .policy import Policy, evaluate, record_video
+from .envs import (
+    RecurEnv,
+    RecurVectorEnv,
+    load_plugin,
+    loaded_plugins,
+    make,
+    make_vec,
+    register_gymnasium_ids,
+)
+from .policy import Policy, evaluate, record_dataset, record_video
 from .training import train
 
 __version__ = _recur.__version__
@@ -33,8 +44,11 @@ __all__ = [
     "derive_seed",
     "env_ids",
     "evaluate",
+    "load_plugin",
+    "loaded_plugins",
     "make",
     "make_vec",
+    "record_dataset",
     "record_video",
     "set_log_level",
     "train",

@@ -8,6 +8,7 @@ xoshiro256** generator), so ``reset(seed=s)`` gives other first observations tha
 
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -274,3 +275,21 @@ def register_gymnasium_ids() -> None:
             nondeterministic=False,
             kwargs={"env_id": env_id},
         )
+
+
+def load_plugin(path: str | os.PathLike) -> list[str]:
+    """Loads a C++ env plugin (a shared library built with ``recur_add_env_plugin``) into this
+    process, as ``recur --plugin PATH`` does, and returns the env ids it registered: then
+    ``recur.make(id)``, ``recur.make_vec(id, n)``, ``gymnasium.make("recur/<id>")`` and
+    ``recur.train`` with ``env.id: <id>`` work. Loading the same file again returns the same
+    ids. A missing file, a plugin built against another recur or C++ library, or an id that
+    clashes raises ``recur.Error`` with the loader's message, and registers nothing."""
+    ids = list(_recur.load_plugin(os.fspath(path))["env_ids"])
+    register_gymnasium_ids()
+    return ids
+
+
+def loaded_plugins() -> list[dict[str, Any]]:
+    """The plugins this process loaded, in load order: ``path``, ``name``, ``version`` and
+    ``env_ids`` of each."""
+    return [dict(p) for p in _recur.loaded_plugins()]

@@ -187,6 +187,76 @@ class GymBatch:
         return frames[0] if isinstance(frames, (tuple, list)) else frames
 
 
+class GymOne:
+    """One ``gymnasium.Env`` behind recur's single-env buffers: what ``PyGymEnv``
+    (src/gym_env.h), an ``envs::Env``, steps when recording a dataset. No autoreset: recur resets
+    it. ``reset(seed)`` passes the seed (or None) to ``env.reset``; ``step()`` reads
+    ``actions`` (a Discrete action as its float index; Box actions clipped to the bounds) and
+    writes ``obs``, ``reward``, ``terminated`` and ``truncated`` (Gymnasium's own flag, e.g. its
+    TimeLimit's, which recur reports as its truncation)."""
+
+    def __init__(self, env: Any, name: str):
+        import gymnasium.spaces as spaces
+
+        self.env = env
+        self.name = name
+        obs_space, act_space = env.observation_space, env.action_space
+        check_spaces(obs_space, act_space, name)
+        self.obs_dim = int(obs_space.shape[0])
+        self.discrete = isinstance(act_space, spaces.Discrete)
+        self.action_n = int(act_space.n) if self.discrete else 0
+        self.action_dim = 1 if self.discrete else int(act_space.shape[0])
+        self.obs_low = np.ascontiguousarray(
+            np.broadcast_to(obs_space.low, (self.obs_dim,)), np.float32
+        )
+        self.obs_high = np.ascontiguousarray(
+            np.broadcast_to(obs_space.high, (self.obs_dim,)), np.float32
+        )
+        if self.discrete:
+            self.action_low = self.action_high = np.zeros(0, np.float32)
+        else:
+            self.action_low = np.ascontiguousarray(act_space.low, np.float32)
+            self.action_high = np.ascontiguousarray(act_space.high, np.float32)
+        # What a Minari dataset says of the env: Gymnasium's spec when the env has one.
+        spec = getattr(env, "spec", None)
+        self.env_spec_json = None
+        self.max_episode_steps = 0
+        self.reward_threshold = None
+        if spec is not None:
+            try:
+                self.env_spec_json = spec.to_json()
+            except Exception:  # noqa: BLE001 - e.g. kwargs that are not JSON: no env_spec then
+                self.env_spec_json = None
+            self.max_episode_steps = int(spec.max_episode_steps or 0)
+            if spec.reward_threshold is not None:
+                self.reward_threshold = float(spec.reward_threshold)
+        # recur's buffers (the C++ side reads and writes them in place).
+        self.actions = np.zeros(self.action_dim, np.float32)
+        self.obs = np.zeros(self.obs_dim, np.float32)
+        self.reward = np.zeros(1, np.float64)
+        self.terminated = np.zeros(1, np.uint8)
+        self.truncated = np.zeros(1, np.uint8)
+
+    # Called by recur's C++ (PyGymEnv::reset_impl / step_impl).
+    def reset(self, seed: int | None) -> None:
+        obs, _ = self.env.reset(seed=seed)
+        self.obs[:] = np.asarray(obs, np.float32).reshape(self.obs_dim)
+
+    def step(self) -> None:
+        if self.discrete:
+            action = int(self.actions[0])
+        else:
+            action = np.clip(self.actions, self.action_low, self.action_high)
+        obs, reward, terminated, truncated, _ = self.env.step(action)
+        self.obs[:] = np.asarray(obs, np.float32).reshape(self.obs_dim)
+        self.reward[0] = float(reward)
+        self.terminated[0] = bool(terminated)
+        self.truncated[0] = bool(truncated)
+
+    def close(self) -> None:
+        self.env.close()
+
+
 def env_name(env: Any) -> str:
     """A name for recur's messages and metadata: the Gymnasium id when the env has a spec."""
     spec = getattr(env, "spec", None)

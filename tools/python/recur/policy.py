@@ -4,11 +4,19 @@ recurrent state passed in and out) and :func:`evaluate` (``recur eval`` as a cal
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from . import _recur
+
+
+def _paths(paths: Sequence[str | os.PathLike] | None) -> list[str]:
+    if paths is None:
+        return []
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [os.fspath(p) for p in paths]
 
 
 class Policy:
@@ -33,12 +41,19 @@ class Policy:
 
     @classmethod
     def load(
-        cls, checkpoint: str | os.PathLike, device: str = "cpu", seed: int | None = None
+        cls,
+        checkpoint: str | os.PathLike,
+        device: str = "cpu",
+        seed: int | None = None,
+        *,
+        plugins: Sequence[str | os.PathLike] | None = None,
     ) -> "Policy":
         """``checkpoint``: a run directory of ``recur train`` (its best, else latest checkpoint)
         or a ``.safetensors`` checkpoint file. ``device``: ``"cpu"``, ``"cuda"`` or ``"auto"``.
-        ``seed``: the sampling stream (None: a random one)."""
-        return cls(_recur.Policy(os.fspath(checkpoint), device, seed))
+        ``seed``: the sampling stream (None: a random one). A run trained on a plugin's env
+        loads the plugins it recorded (checked unchanged by SHA-256), as ``recur eval`` does;
+        ``plugins=[path, ...]`` loads those instead (``--plugin``)."""
+        return cls(_recur.Policy(os.fspath(checkpoint), device, seed, _paths(plugins)))
 
     @property
     def path(self) -> str:
@@ -148,13 +163,15 @@ def evaluate(
     env_id: str | None = None,
     device: str = "cpu",
     env: Any = None,
+    plugins: Sequence[str | os.PathLike] | None = None,
 ) -> dict[str, Any]:
     """``recur eval CHECKPOINT`` as a call (same defaults): returns ``returns``, ``lengths``,
     ``return_mean``, ``return_std``, ``length_mean``, ``checkpoint`` and ``env_id``.
 
     ``env=``: Gymnasium envs instead of a registered id, as ``recur.train(config, env=...)``
     takes them (a factory: ``num_envs`` of it in a SAME_STEP SyncVectorEnv; or a VectorEnv, used
-    as given). Env i is reset with ``recur.derive_seed(seed, i)``."""
+    as given). Env i is reset with ``recur.derive_seed(seed, i)``. A run on a plugin's env
+    loads the plugins it recorded, or ``plugins=[...]`` (as ``Policy.load``)."""
     if env is not None:
         from .gym_batch import EnvSource
 
@@ -168,7 +185,8 @@ def evaluate(
             os.fspath(checkpoint), batch, episodes, seed, deterministic, device
         )
     return _recur.evaluate(
-        os.fspath(checkpoint), episodes, seed, num_envs, deterministic, env_id, device
+        os.fspath(checkpoint), episodes, seed, num_envs, deterministic, env_id, device,
+        _paths(plugins),
     )
 
 
@@ -194,4 +212,67 @@ def record_video(
     return _recur.film(
         os.fspath(checkpoint), batch, os.fspath(path), int(seed),
         deterministic, source.render_fps,
+    )
+
+
+def record_dataset(
+    checkpoint: str | os.PathLike | None,
+    env: Any = None,
+    *,
+    dataset_id: str,
+    episodes: int = 10,
+    seed: int = 0,
+    deterministic: bool = True,
+    record_state: bool = False,
+    out: str | os.PathLike | None = None,
+    overwrite: bool = False,
+    format: str = "minari",
+    description: str = "",
+    env_id: str | None = None,
+    device: str = "cpu",
+    plugins: Sequence[str | os.PathLike] | None = None,
+    **env_options: Any,
+) -> dict[str, Any]:
+    """``recur record CHECKPOINT`` as a call: ``episodes`` episodes of the checkpoint's policy
+    (``checkpoint=None``: the uniformly random policy) written as a Minari 0.5 dataset
+    ``<out>/<dataset_id>/data/`` (``out`` None: ``$MINARI_DATASETS_PATH``, else
+    ``~/.minari/datasets``); ``format="d4rl"`` or ``"both"`` adds/gives ``d4rl.hdf5``.
+    Episode i resets with ``seed + i``; ``record_state`` adds ``infos/policy_state``.
+
+    ``env=``: a Gymnasium env instead of a registered one: a factory (called once; the env it
+    returns is stepped one episode after another, without autoreset) or a VectorEnv with
+    ``env_fns``. Its own truncation (e.g. ``gymnasium.make``'s TimeLimit) is the dataset's
+    truncation; the dataset's env_spec is the env's Gymnasium spec (none when it has none).
+    Without ``env=``, the env is the checkpoint's (or ``env_id`` with ``env_options``), its
+    plugins loaded as in :func:`evaluate`.
+
+    Returns ``env_id``, ``dataset`` (the data/ directory), ``d4rl``, ``episodes``, ``steps``,
+    ``returns``, ``lengths``, ``return_mean`` and ``return_std``."""
+    target = "" if checkpoint is None else os.fspath(checkpoint)
+    root = "" if out is None else os.fspath(out)
+    if env is not None:
+        from .gym_batch import EnvSource, GymOne
+
+        if env_id is not None or env_options or plugins:
+            raise _recur.Error(
+                "record_dataset: env= gives the env; env_id, env options and plugins are for "
+                "registered envs"
+            )
+        source = EnvSource(env)
+        if source.factory is None:
+            raise _recur.Error("record_dataset: this VectorEnv has no env_fns to build an env from")
+        one = GymOne(source.factory(), source.name)
+        try:
+            return _recur.record_dataset_gym(
+                target, one, dataset_id, episodes, seed, deterministic, record_state, root,
+                overwrite, format, description, device,
+            )
+        finally:
+            one.close()
+    from .envs import option_strings
+
+    return _recur.record_dataset(
+        target, dataset_id, episodes, seed, deterministic, record_state, env_id or "",
+        option_strings(env_options), root, overwrite, format, description, device,
+        _paths(plugins),
     )

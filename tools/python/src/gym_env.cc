@@ -8,6 +8,7 @@
 
 #include "buffers.h"
 #include "core/error.h"
+#include "envs/registry.h"
 
 namespace recur::python {
 namespace {
@@ -25,7 +26,34 @@ std::vector<float> floats_of(const py::object& batch, const char* name) {
   return {in.span().begin(), in.span().end()};
 }
 
+envs::Space observation_space_of(const py::object& one) {
+  return envs::Space::box(floats_of(one, "obs_low"), floats_of(one, "obs_high"));
+}
+
+envs::Space action_space_of(const py::object& one) {
+  if (one.attr("discrete").cast<bool>())
+    return envs::Space::discrete(one.attr("action_n").cast<int64_t>());
+  return envs::Space::box(floats_of(one, "action_low"), floats_of(one, "action_high"));
+}
+
+// The inverse of SplitMix64's output mix (core/rng.h): xor-shifts undone, multipliers by their
+// inverses mod 2^64.
+uint64_t unmix(uint64_t z) {
+  z ^= (z >> 31) ^ (z >> 62);
+  z *= 0x319642b2d24d8ec3ULL;  // 0x94d049bb133111eb^-1
+  z ^= (z >> 27) ^ (z >> 54);
+  z *= 0x96de1b173f119089ULL;  // 0xbf58476d1ce4e5b9^-1
+  z ^= (z >> 30) ^ (z >> 60);
+  return z;
+}
+
 }  // namespace
+
+std::optional<uint64_t> fresh_seed_of(const Rng& rng) {
+  const uint64_t seed = unmix(rng.state()[0]) - 0x9e3779b97f4a7c15ULL;
+  if (Rng(seed).state() != rng.state()) return std::nullopt;
+  return seed;
+}
 
 PyBatchEnv::PyBatchEnv(py::object batch) : batch_(std::make_unique<py::object>(std::move(batch))) {
   const py::object& b = *batch_;
@@ -126,6 +154,74 @@ envs::render::Frame PyBatchEnv::render() {
   f.width = shape[1].cast<int>();
   f.pixels.assign(pixels.span().begin(), pixels.span().end());
   return f;
+}
+
+PyGymEnv::PyGymEnv(py::object one)
+    : Env(observation_space_of(one), action_space_of(one)),
+      one_(std::make_unique<py::object>(std::move(one))) {
+  const py::object& o = *one_;
+  name_ = o.attr("name").cast<std::string>();
+  actions_ = buffer_of<float>(
+      o, "actions",
+      static_cast<size_t>(action_space().is_discrete() ? 1 : action_space().flat_size()));
+  obs_ = buffer_of<float>(o, "obs", static_cast<size_t>(obs_dim()));
+  reward_ = buffer_of<double>(o, "reward", 1);
+  terminated_ = buffer_of<uint8_t>(o, "terminated", 1);
+  truncated_ = buffer_of<uint8_t>(o, "truncated", 1);
+}
+
+PyGymEnv::~PyGymEnv() {
+  if (!Py_IsInitialized()) {
+    (void)one_.release();  // the interpreter is gone: leak rather than crash
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  one_.reset();
+}
+
+void PyGymEnv::reset_impl(Rng& rng) {
+  const std::optional<uint64_t> seed = fresh_seed_of(rng);
+  rng.next_u64();  // a later reset() without a seed is not this seed again
+  set_max_episode_steps(0);
+  py::gil_scoped_acquire gil;
+  try {
+    one_->attr("reset")(seed ? py::cast(*seed) : py::none());
+  } catch (const py::error_already_set& e) {
+    throw std::runtime_error(fmt::format("{} (Python env) raised: {}", name_, e.what()));
+  }
+}
+
+envs::Env::Outcome PyGymEnv::step_impl(std::span<const float> action) {
+  py::gil_scoped_acquire gil;
+  std::copy(action.begin(), action.end(), actions_);
+  try {
+    one_->attr("step")();
+  } catch (const py::error_already_set& e) {
+    throw std::runtime_error(fmt::format("{} (Python env) raised: {}", name_, e.what()));
+  }
+  // Gymnasium truncated this step: the base class's limit ends the episode here (see header).
+  if (*truncated_) set_max_episode_steps(elapsed_steps() + 1);
+  return {*reward_, *terminated_ != 0};
+}
+
+void PyGymEnv::observe(std::span<float> obs) const {
+  std::copy_n(obs_, obs.size(), obs.begin());
+}
+
+std::unique_ptr<envs::Env> make_py_gym_env(py::object one, const std::string& id) {
+  // A registry of its own: the only way to give an Env its id (Registry::make sets it), and the
+  // env is not meant to be found by id anywhere else.
+  envs::Registry local;
+  envs::EnvSpec spec;
+  spec.id = id;
+  spec.family = "python";
+  spec.summary = "a Gymnasium env from Python";
+  spec.factory = [&](OptionReader&) -> std::unique_ptr<envs::Env> {
+    return std::make_unique<PyGymEnv>(std::move(one));
+  };
+  spec.source = "Python";  // max_episode_steps 0: Gymnasium's truncation passes through
+  local.add(std::move(spec));
+  return local.make(id);
 }
 
 }  // namespace recur::python

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "envs/batch_env.h"
+#include "envs/env.h"
 #include "envs/render/frame.h"
 #include "policy/policy_spec.h"
 #include "policy/tensor.h"
@@ -70,6 +71,45 @@ class PyBatchEnv final : public envs::BatchEnv {
   int* final_length_ = nullptr;
   bool reset_called_ = false;
 };
+
+// PyGymEnv: one Gymnasium env as recur's envs::Env, through recur.gym_batch.GymOne (its numpy
+// buffers, read and written in place), for the Recorder (agent/record/recorder.h). Each
+// reset/step takes the GIL for one Python call. Bookkeeping stays in envs::Env:
+//  * Seeds: Env::reset(seed) reseeds the env's Rng and does not hand the seed on, but Gymnasium
+//    needs it (episode i of a dataset is env.reset(seed=seed + i), replayable in Gymnasium).
+//    Rng::reseed's first state word is SplitMix64(seed), which inverts; reset_impl recovers the
+//    seed and checks it by reseeding a copy, then draws once from the Rng so that a later
+//    reset() without a seed reaches Gymnasium as reset(seed=None).
+//  * Time limit: the envs::Env has none (max_episode_steps 0, as made by make_py_gym_env);
+//    Gymnasium's own truncation (its TimeLimit, or the env's) passes through: on a truncated
+//    step, step_impl sets the limit to the step being taken, so the base class reports
+//    truncated on exactly that step; reset_impl clears it again.
+class PyGymEnv final : public envs::Env {
+ public:
+  // `one`: a recur.gym_batch.GymOne. Call with the GIL held.
+  explicit PyGymEnv(py::object one);
+  // Takes the GIL to drop the Python references.
+  ~PyGymEnv() override;
+
+ protected:
+  void reset_impl(Rng& rng) override;
+  Outcome step_impl(std::span<const float> action) override;
+  void observe(std::span<float> obs) const override;
+
+ private:
+  std::unique_ptr<py::object> one_;  // released under the GIL
+  std::string name_;
+  float *actions_ = nullptr, *obs_ = nullptr;
+  double* reward_ = nullptr;
+  uint8_t *terminated_ = nullptr, *truncated_ = nullptr;
+};
+
+// A PyGymEnv with the id `id` (e.g. "python:MyEnv", how messages and datasets name it), made
+// through a registry of its own (the process's registry() is not touched).
+std::unique_ptr<envs::Env> make_py_gym_env(py::object one, const std::string& id);
+
+// The seed that Rng::reseed(seed) was last given, when `rng` has not drawn since; else nullopt.
+std::optional<uint64_t> fresh_seed_of(const Rng& rng);
 
 // Films one episode of `env` (one env; reset with `seed`, actions from Rng(derive_seed(seed, 77)))
 // into an MP4 at `path`: N+1 frames of env.render(), `fps` frames per second; the policy

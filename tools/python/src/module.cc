@@ -31,4 +31,6 @@ PYBIND11_MODULE(_recur, m) {
   recur::python::bind_envs(m);
   recur::python::bind_policy(m);
   recur::python::bind_train(m);
+  recur::python::bind_record(m);
+  recur::python::bind_plugins(m);
 }

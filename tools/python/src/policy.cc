@@ -32,14 +32,22 @@ Target load_target(const std::string& target) {
   return agent::load_policy_target(target, "", /*foreign_env_ok=*/true);
 }
 
+// The same with the env plugins of its env loaded, as `recur eval` loads them.
+Target load_target(const std::string& target, const std::vector<std::string>& plugins) {
+  Target t = load_target(target);
+  load_target_plugins(t, plugins);
+  return t;
+}
+
 policy::Device resolve(const std::string& device) {
   return policy::resolve_device("device", device, policy::query_devices());
 }
 
 class PyPolicy {
  public:
-  PyPolicy(const std::string& checkpoint, const std::string& device, std::optional<uint64_t> seed)
-      : target_(load_target(checkpoint)),
+  PyPolicy(const std::string& checkpoint, const std::string& device, std::optional<uint64_t> seed,
+           const std::vector<std::string>& plugins)
+      : target_(load_target(checkpoint, plugins)),
         // The stream `recur eval --seed S` samples from: Rng(derive_seed(S, 77)).
         rng_(derive_seed(seed ? *seed : std::random_device{}(), 77)) {
     placement_.device = resolve(device);
@@ -91,8 +99,8 @@ class PyPolicy {
 
 py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, int num_envs,
                   bool deterministic, const std::optional<std::string>& env_id,
-                  const std::string& device) {
-  const Target t = load_target(checkpoint);
+                  const std::string& device, const std::vector<std::string>& plugins) {
+  const Target t = load_target(checkpoint, plugins);
   agent::EvalConfig cfg;
   cfg.env_id = env_id ? *env_id : t.env_id;
   RECUR_CHECK(!cfg.env_id.empty(), "{} does not record its env; pass env_id", t.path.string());
@@ -161,8 +169,10 @@ double film(const std::string& checkpoint, py::object batch, const std::string& 
 void bind_policy(py::module_& m) {
   py::class_<PyPolicy>(m, "Policy",
                        "A checkpoint's policy acting on batches (policy::PolicyActor).")
-      .def(py::init<const std::string&, const std::string&, std::optional<uint64_t>>(),
-           py::arg("checkpoint"), py::arg("device") = "cpu", py::arg("seed") = py::none())
+      .def(py::init<const std::string&, const std::string&, std::optional<uint64_t>,
+                    const std::vector<std::string>&>(),
+           py::arg("checkpoint"), py::arg("device") = "cpu", py::arg("seed") = py::none(),
+           py::arg("plugins") = std::vector<std::string>{})
       .def_property_readonly("path", [](const PyPolicy& p) { return p.target().path.string(); })
       .def_property_readonly("env_id", [](const PyPolicy& p) { return p.target().env_id; })
       .def_property_readonly("env_options",
@@ -186,6 +196,7 @@ void bind_policy(py::module_& m) {
   m.def("evaluate", &evaluate, py::arg("checkpoint"), py::arg("episodes") = 10,
         py::arg("seed") = 12345, py::arg("num_envs") = 4, py::arg("deterministic") = false,
         py::arg("env_id") = py::none(), py::arg("device") = "cpu",
+        py::arg("plugins") = std::vector<std::string>{},
         "agent::evaluate_policy on a run directory or checkpoint, as `recur eval` runs it.");
   m.def("evaluate_batch", &evaluate_batch, py::arg("checkpoint"), py::arg("batch"),
         py::arg("episodes") = 10, py::arg("seed") = 12345, py::arg("deterministic") = false,

@@ -1,0 +1,189 @@
+// recur._recur.record_dataset and record_dataset_gym: `recur record` as a call. On a registered env
+// (recur's own, a plugin's) it is agent::record_dataset; on a Gymnasium env (a
+// recur.gym_batch.GymOne) the same agent::record::Recorder and MinariWriter run on a PyGymEnv, so
+// both write the same Minari 0.5 dataset. Recording runs without the GIL; the env takes it for
+// each reset and step.
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <system_error>
+
+#include "agent/env_plugins.h"
+#include "agent/policy_target.h"
+#include "agent/record/background_sink.h"
+#include "agent/record/minari_writer.h"
+#include "agent/record/output_dir.h"
+#include "agent/record/recorder.h"
+#include "agent/training.h"
+#include "bindings.h"
+#include "core/error.h"
+#include "gym_env.h"
+#include "policy/device_choice.h"
+
+namespace recur::python {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Formats {
+  bool minari = true, d4rl = false;
+};
+
+// "minari", "d4rl" or "both", as `recur record --format`.
+Formats formats_of(const std::string& format) {
+  RECUR_CHECK(format == "minari" || format == "d4rl" || format == "both",
+              "format '{}': use \"minari\", \"d4rl\" or \"both\"", format);
+  return {format != "d4rl", format != "minari"};
+}
+
+py::dict summary_dict(const std::string& env_id, const fs::path& dataset, const fs::path& d4rl,
+                      const agent::record::RecordSummary& s) {
+  py::dict d;
+  d["env_id"] = env_id;
+  d["dataset"] = dataset.empty() ? py::none() : py::cast(dataset.string());
+  d["d4rl"] = d4rl.empty() ? py::none() : py::cast(d4rl.string());
+  d["episodes"] = s.returns.size();
+  d["steps"] = s.steps;
+  d["returns"] = s.returns;
+  d["lengths"] = s.lengths;
+  d["return_mean"] = s.mean_return();
+  d["return_std"] = s.std_return();
+  return d;
+}
+
+// A registered env: agent::record_dataset (target "" = the uniformly random policy on env_id).
+py::dict record_dataset(const std::string& target, const std::string& dataset_id, int episodes,
+                        uint64_t seed, bool deterministic, bool record_state,
+                        const std::string& env_id, const std::map<std::string, std::string>& env,
+                        const std::string& out, bool overwrite, const std::string& format,
+                        const std::string& description, const std::string& device,
+                        const std::vector<std::string>& plugins) {
+  agent::RecordOptions o;
+  o.dataset_id = dataset_id;
+  o.episodes = episodes;
+  o.seed = seed;
+  o.deterministic = deterministic;
+  o.record_state = record_state;
+  o.env_id = env_id;
+  o.env_options = to_options(env, "record_dataset env option");
+  o.out = out;
+  o.overwrite = overwrite;
+  const Formats f = formats_of(format);
+  o.write_minari = f.minari;
+  o.write_d4rl = f.d4rl;
+  o.description = description;
+  o.device = policy::resolve_device("device", device, policy::query_devices());
+  o.plugins = plugins;
+  agent::RecordResult r;
+  {
+    py::gil_scoped_release unlocked;
+    r = agent::record_dataset(target, o);
+  }
+  return summary_dict(r.env_id, r.dataset, r.d4rl, r.summary);
+}
+
+// A Gymnasium env: `one` is a recur.gym_batch.GymOne; target "" = the uniformly random policy.
+py::dict record_dataset_gym(const std::string& target, py::object one,
+                            const std::string& dataset_id, int episodes, uint64_t seed,
+                            bool deterministic, bool record_state, const std::string& out,
+                            bool overwrite, const std::string& format,
+                            const std::string& description, const std::string& device) {
+  namespace record = agent::record;
+  // Every check before anything is written (agent::record_dataset's order).
+  RECUR_CHECK(episodes >= 1, "record {} episodes: record at least 1", episodes);
+  const Formats f = formats_of(format);
+  record::check_dataset_id(dataset_id);
+
+  const std::string name = one.attr("name").cast<std::string>();
+  record::DatasetInfo info;
+  info.dataset_id = dataset_id;
+  info.env_id = name;
+  if (!one.attr("env_spec_json").is_none())
+    info.env_spec_json = one.attr("env_spec_json").cast<std::string>();
+  info.max_episode_steps = one.attr("max_episode_steps").cast<int>();
+  if (!one.attr("reward_threshold").is_none())
+    info.reward_threshold = one.attr("reward_threshold").cast<double>();
+
+  record::RecordConfig rc;
+  rc.env_id = "python:" + name;  // as the run directory of recur.train(config, env=...) says
+  rc.episodes = episodes;
+  rc.seed = seed;
+  rc.deterministic = deterministic;
+  rc.record_state = record_state;
+  rc.placement.device = policy::resolve_device("device", device, policy::query_devices());
+  std::unique_ptr<envs::Env> env = make_py_gym_env(std::move(one), rc.env_id);
+  std::unique_ptr<record::Recorder> recorder;
+  if (target.empty()) {
+    rc.policy_name = "the random policy";
+    recorder = std::make_unique<record::Recorder>(rc, std::move(env));
+  } else {
+    const agent::PolicyTarget t = agent::load_policy_target(target, "", /*foreign_env_ok=*/true);
+    rc.policy_name = t.path.string();
+    recorder = std::make_unique<record::Recorder>(rc, std::move(env), t.checkpoint.spec,
+                                                  t.checkpoint.tensors);
+  }
+  info.observation_space = recorder->env().observation_space();
+  info.action_space = recorder->env().action_space();
+  info.algorithm_name = recorder->algorithm_name();
+  info.description =
+      !description.empty()
+          ? description
+          : fmt::format(
+                "{} episodes of {} on {} (a Python Gymnasium env) recorded by recur ({}, "
+                "seed {})",
+                episodes, rc.policy_name, name,
+                target.empty() ? "uniform actions"
+                               : (deterministic ? "deterministic" : "stochastic"),
+                seed);
+  info.author = "recur";
+  info.recur_policy_json = recorder->policy_json();
+  info.overwrite = overwrite;
+  info.write_minari = f.minari;
+  info.write_d4rl = f.d4rl;
+  const std::string root = out.empty() ? record::default_datasets_root() : out;
+
+  // From here on files appear: on any failure the writer removes its temporary dataset and this
+  // the directories it made (agent::record_dataset's rule).
+  const fs::path made_root = record::first_missing(fs::path(root) / dataset_id);
+  std::unique_ptr<record::MinariWriter> writer;
+  record::RecordSummary summary;
+  fs::path dataset, d4rl;
+  try {
+    py::gil_scoped_release unlocked;
+    writer = std::make_unique<record::MinariWriter>(root, info);  // refuses an existing id
+    {
+      record::BackgroundSink sink([&](const record::Episode& e) { writer->add(e); });
+      summary = recorder->run([&](const record::Episode& e) { sink.push(e); });
+      sink.finish();
+    }
+    dataset = writer->commit();
+    if (f.d4rl) d4rl = writer->dataset_dir() / "d4rl.hdf5";
+  } catch (...) {
+    writer.reset();
+    record::remove_if_only_directories(made_root);
+    throw;
+  }
+  return summary_dict(rc.env_id, dataset, d4rl, summary);
+}
+
+}  // namespace
+
+void bind_record(py::module_& m) {
+  m.def("record_dataset", &record_dataset, py::arg("target"), py::arg("dataset_id"),
+        py::arg("episodes") = 10, py::arg("seed") = 0, py::arg("deterministic") = true,
+        py::arg("record_state") = false, py::arg("env_id") = "",
+        py::arg("env_options") = std::map<std::string, std::string>{}, py::arg("out") = "",
+        py::arg("overwrite") = false, py::arg("format") = "minari", py::arg("description") = "",
+        py::arg("device") = "cpu", py::arg("plugins") = std::vector<std::string>{},
+        "agent::record_dataset: `recur record TARGET` on a registered env.");
+  m.def("record_dataset_gym", &record_dataset_gym, py::arg("target"), py::arg("one"),
+        py::arg("dataset_id"), py::arg("episodes") = 10, py::arg("seed") = 0,
+        py::arg("deterministic") = true, py::arg("record_state") = false, py::arg("out") = "",
+        py::arg("overwrite") = false, py::arg("format") = "minari", py::arg("description") = "",
+        py::arg("device") = "cpu",
+        "`recur record` on one Gymnasium env (a recur.gym_batch.GymOne).");
+}
+
+}  // namespace recur::python

@@ -66,14 +66,35 @@ def check_spaces(observation_space: Any, action_space: Any, what: str) -> None:
         )
 
 
+def _set_space_layout(target: Any, obs_space: Any, act_space: Any, what: str) -> None:
+    """Checks the spaces and sets what the C++ side reads of them on `target` (GymBatch, GymOne):
+    obs_dim, discrete, action_n, action_dim and the float32 bounds."""
+    import gymnasium.spaces as spaces
+
+    check_spaces(obs_space, act_space, what)
+    target.obs_dim = int(obs_space.shape[0])
+    target.discrete = isinstance(act_space, spaces.Discrete)
+    target.action_n = int(act_space.n) if target.discrete else 0
+    target.action_dim = 1 if target.discrete else int(act_space.shape[0])
+    target.obs_low = np.ascontiguousarray(
+        np.broadcast_to(obs_space.low, (target.obs_dim,)), np.float32
+    )
+    target.obs_high = np.ascontiguousarray(
+        np.broadcast_to(obs_space.high, (target.obs_dim,)), np.float32
+    )
+    if target.discrete:
+        target.action_low = target.action_high = np.zeros(0, np.float32)
+    else:
+        target.action_low = np.ascontiguousarray(act_space.low, np.float32)
+        target.action_high = np.ascontiguousarray(act_space.high, np.float32)
+
+
 class GymBatch:
     """A ``gymnasium.vector.VectorEnv`` behind recur's batch buffers (see the module docstring).
 
     ``name`` names the envs in recur's messages and run metadata."""
 
     def __init__(self, envs: Any, name: str):
-        import gymnasium.spaces as spaces
-
         self.envs = envs
         self.name = name
         self.mode = _mode_name(envs.metadata.get("autoreset_mode"))
@@ -83,23 +104,8 @@ class GymBatch:
                 "with SAME_STEP or NEXT_STEP autoreset (Gymnasium's default)"
             )
         obs_space, act_space = envs.single_observation_space, envs.single_action_space
-        check_spaces(obs_space, act_space, name)
+        _set_space_layout(self, obs_space, act_space, name)
         n = self.num_envs = int(envs.num_envs)
-        self.obs_dim = int(obs_space.shape[0])
-        self.discrete = isinstance(act_space, spaces.Discrete)
-        self.action_n = int(act_space.n) if self.discrete else 0
-        self.action_dim = 1 if self.discrete else int(act_space.shape[0])
-        self.obs_low = np.ascontiguousarray(
-            np.broadcast_to(obs_space.low, (self.obs_dim,)), np.float32
-        )
-        self.obs_high = np.ascontiguousarray(
-            np.broadcast_to(obs_space.high, (self.obs_dim,)), np.float32
-        )
-        if self.discrete:
-            self.action_low = self.action_high = np.zeros(0, np.float32)
-        else:
-            self.action_low = np.ascontiguousarray(act_space.low, np.float32)
-            self.action_high = np.ascontiguousarray(act_space.high, np.float32)
         self.reward_threshold = None
         spec = getattr(envs, "spec", None)
         if spec is not None and getattr(spec, "reward_threshold", None) is not None:
@@ -196,27 +202,10 @@ class GymOne:
     TimeLimit's, which recur reports as its truncation)."""
 
     def __init__(self, env: Any, name: str):
-        import gymnasium.spaces as spaces
-
         self.env = env
         self.name = name
         obs_space, act_space = env.observation_space, env.action_space
-        check_spaces(obs_space, act_space, name)
-        self.obs_dim = int(obs_space.shape[0])
-        self.discrete = isinstance(act_space, spaces.Discrete)
-        self.action_n = int(act_space.n) if self.discrete else 0
-        self.action_dim = 1 if self.discrete else int(act_space.shape[0])
-        self.obs_low = np.ascontiguousarray(
-            np.broadcast_to(obs_space.low, (self.obs_dim,)), np.float32
-        )
-        self.obs_high = np.ascontiguousarray(
-            np.broadcast_to(obs_space.high, (self.obs_dim,)), np.float32
-        )
-        if self.discrete:
-            self.action_low = self.action_high = np.zeros(0, np.float32)
-        else:
-            self.action_low = np.ascontiguousarray(act_space.low, np.float32)
-            self.action_high = np.ascontiguousarray(act_space.high, np.float32)
+        _set_space_layout(self, obs_space, act_space, name)
         # What a Minari dataset says of the env: Gymnasium's spec when the env has one.
         spec = getattr(env, "spec", None)
         self.env_spec_json = None

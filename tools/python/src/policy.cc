@@ -97,6 +97,20 @@ class PyPolicy {
   std::map<int, std::unique_ptr<policy::PolicyActor>> actors_;  // by batch size
 };
 
+// What recur.evaluate returns, for a registered env and a Gymnasium env alike.
+py::dict eval_dict(const std::filesystem::path& checkpoint, const std::string& env_id,
+                   const agent::EvalResult& r) {
+  py::dict d;
+  d["checkpoint"] = checkpoint.string();
+  d["env_id"] = env_id;
+  d["returns"] = r.returns;
+  d["lengths"] = r.lengths;
+  d["return_mean"] = r.mean_return();
+  d["return_std"] = r.std_return();
+  d["length_mean"] = r.mean_length();
+  return d;
+}
+
 py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, int num_envs,
                   bool deterministic, const std::optional<std::string>& env_id,
                   const std::string& device, const std::vector<std::string>& plugins) {
@@ -118,15 +132,7 @@ py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, in
     py::gil_scoped_release unlocked;
     r = agent::evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg);
   }
-  py::dict d;
-  d["checkpoint"] = t.path.string();
-  d["env_id"] = cfg.env_id;
-  d["returns"] = r.returns;
-  d["lengths"] = r.lengths;
-  d["return_mean"] = r.mean_return();
-  d["return_std"] = r.std_return();
-  d["length_mean"] = r.mean_length();
-  return d;
+  return eval_dict(t.path, cfg.env_id, r);
 }
 
 // evaluate() on Gymnasium envs: `batch` is a recur.gym_batch.GymBatch.
@@ -145,15 +151,7 @@ py::dict evaluate_batch(const std::string& checkpoint, py::object batch, int epi
     py::gil_scoped_release unlocked;
     r = agent::evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg, env);
   }
-  py::dict d;
-  d["checkpoint"] = t.path.string();
-  d["env_id"] = env.id();
-  d["returns"] = r.returns;
-  d["lengths"] = r.lengths;
-  d["return_mean"] = r.mean_return();
-  d["return_std"] = r.std_return();
-  d["length_mean"] = r.mean_length();
-  return d;
+  return eval_dict(t.path, env.id(), r);
 }
 
 double film(const std::string& checkpoint, py::object batch, const std::string& path, uint64_t seed,

@@ -20,6 +20,7 @@ void RewardNormalizer::update_and_scale(std::span<float> rewards, std::span<cons
   mean += delta * n / total;
   var = (var * count + bm2 + delta * delta * count * n / total) / total;
   count = total;
+  if (tracked) tracked->add(n, std::span<const double>(&bmean, 1), {&bm2, 1});
   const double scale = 1.0 / std::sqrt(var + 1e-8);
   for (size_t i = 0; i < rewards.size(); ++i) {
     rewards[i] = static_cast<float>(std::clamp(rewards[i] * scale, -double{clip}, double{clip}));
@@ -59,7 +60,10 @@ void ActorLoop::collect(int T, Rollout& r,
   for (int t = 0; t < T; ++t) {
     const auto tn = static_cast<size_t>(t) * N;
     const auto obs = venv_.obs();
-    if (normalize_obs_) actor_.normalizer().update(N, obs);
+    if (normalize_obs_) {
+      actor_.normalizer().update(N, obs);
+      if (tracking_) obs_delta_.add(N, obs);
+    }
     actor_.act(obs, starts_, rng_, false, actions_, log_probs_, values_);
     std::copy(actor_.normalized_obs().begin(), actor_.normalized_obs().end(),
               r.obs.begin() + tn * O);

@@ -10,6 +10,7 @@
 #include <vector>
 #include "policy/aligned.h"
 
+#include "agent/dist/moments.h"
 #include "agent/rollout.h"
 #include "core/rng.h"
 #include "envs/batch_env.h"
@@ -29,6 +30,9 @@ struct RewardNormalizer {  // SB3 VecNormalize's reward scaling: r / std(discoun
   float gamma = 0.99f, clip = 10.0f;
   std::vector<double> running_return;  // (N)
   double mean = 0, var = 1, count = 1e-4;
+  // Data-parallel runs: every batch merged into the statistics is also merged here (1 feature),
+  // for the ranks to combine (agent/dist/moments.h). Null: not tracked.
+  dist::Moments* tracked = nullptr;
   void update_and_scale(std::span<float> rewards, std::span<const uint8_t> done);
 };
 
@@ -50,6 +54,16 @@ class ActorLoop {
   }
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
+  // Data-parallel runs: the observation and reward statistics' batches since the last clear(),
+  // besides the normalizers themselves (which each rank keeps updating as it collects).
+  void track_deltas() {
+    obs_delta_ = dist::Moments(venv_.obs_dim());
+    reward_delta_ = dist::Moments(1);
+    tracking_ = true;
+    reward_norm_.tracked = &reward_delta_;
+  }
+  dist::Moments& obs_delta() { return obs_delta_; }
+  dist::Moments& reward_delta() { return reward_delta_; }
   int64_t env_steps() const { return env_steps_; }
   void set_env_steps(int64_t s) { env_steps_ = s; }
 
@@ -59,6 +73,8 @@ class ActorLoop {
   Rng rng_;
   bool normalize_obs_;
   RewardNormalizer reward_norm_;
+  bool tracking_ = false;
+  dist::Moments obs_delta_, reward_delta_;
   int64_t env_steps_ = 0;
   bool started_ = false;
   std::vector<uint8_t> starts_;  // (N) episode_start for the next step

@@ -128,12 +128,29 @@ struct DeviceConfig {
   bool operator==(const DeviceConfig&) const = default;
 };
 
+// Data-parallel training across processes (agent/dist/): DD-PPO's decentralized scheme. Every
+// rank collects its own rollouts and computes gradients on them; each minibatch's gradients are
+// averaged across ranks in one all-reduce, so every rank takes the same Adam step and holds the
+// same weights. Started as `mpirun -np N recur train CONFIG --set dist.backend=mpi`.
+struct DistConfig {
+  std::string backend = "none";  // none | mpi
+  // Seconds a rank waits in one collective before it ends the whole job (a peer that hangs,
+  // or stopped without MPI noticing). Rank 0's evaluations run while the others wait.
+  float timeout_s = 600.0f;
+  // DD-PPO's preemption threshold: once this fraction of the ranks has finished its rollout, the
+  // others stop collecting after at least a quarter of theirs (habitat-lab's rule). 0 = off.
+  float sync_frac = 0.0f;
+
+  bool operator==(const DistConfig&) const = default;
+};
+
 struct TrainConfig {
   EnvConfig env;
   PolicyConfig policy;
   AlgoConfig algo;
   RunConfig run;
   DeviceConfig device;
+  DistConfig dist;
 
   bool operator==(const TrainConfig&) const = default;
 };

@@ -181,6 +181,11 @@ void check(const Checker& c, const TrainConfig& config) {
   c.require_choice("device.cudnn_math", config.device.cudnn_math, {"fma", "tf32", "fp16"});
   c.require_choice("device.cudnn_algo", config.device.cudnn_algo,
                    {"standard", "persist_small_h", "auto"});
+  c.require_choice("dist.backend", config.dist.backend, {"none", "mpi"});
+  c.require(config.dist.timeout_s > 0 && std::isfinite(config.dist.timeout_s), "dist.timeout_s",
+            config.dist.timeout_s, "> 0 (seconds one collective may wait)");
+  c.require(config.dist.sync_frac >= 0 && config.dist.sync_frac <= 1, "dist.sync_frac",
+            config.dist.sync_frac, "in [0, 1] (0 = no preemption; DD-PPO uses 0.6)");
 }
 
 }  // namespace

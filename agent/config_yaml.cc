@@ -62,6 +62,7 @@ const std::vector<Section>& sections() {
   using A = AlgoConfig;
   using R = RunConfig;
   using D = DeviceConfig;
+  using X = DistConfig;
   static const std::vector<Section> table = {
       {"env",
        {field("id", &T::env, &E::id), field("plugin", &T::env, &E::plugin),
@@ -119,6 +120,9 @@ const std::vector<Section>& sections() {
         field("actor_io", &T::device, &D::actor_io),
         field("cudnn_math", &T::device, &D::cudnn_math),
         field("cudnn_algo", &T::device, &D::cudnn_algo)}},
+      {"dist",
+       {field("backend", &T::dist, &X::backend), field("timeout_s", &T::dist, &X::timeout_s),
+        field("sync_frac", &T::dist, &X::sync_frac)}},
   };
   return table;
 }

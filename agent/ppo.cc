@@ -3,16 +3,20 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
+#include "agent/dist/communicator.h"
 #include "agent/gae.h"
 #include "core/error.h"
 
 namespace recur::agent {
 
-PpoUpdater::PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engine, uint64_t seed)
-    : cfg_(config), engine_(std::move(engine)), rng_(derive_seed(seed, 0x9e0)) {}
+PpoUpdater::PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engine, uint64_t seed,
+                       dist::Communicator* comm)
+    : cfg_(config), engine_(std::move(engine)), rng_(derive_seed(seed, 0x9e0)), comm_(comm) {}
 
 PpoUpdater::PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner, uint64_t seed)
     : PpoUpdater(config, make_host_ppo_engine(learner, config.adam_eps), seed) {}
@@ -73,7 +77,22 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
     int epoch_mbs = 0;
     for (int mb = 0; mb < cfg_.num_minibatches; ++mb) {
       const std::span<const int> envs(order.data() + mb * per_mb, static_cast<size_t>(per_mb));
-      const MinibatchResult res = engine_->compute(envs, loss, cfg_.normalize_advantage);
+      MinibatchResult res = engine_->compute(envs, loss, cfg_.normalize_advantage);
+      if (comm_ != nullptr && comm_->size() > 1) {
+        // DD-PPO: the mean gradient of all ranks' minibatches, which is the gradient of their
+        // union's loss (each rank's loss is a mean over the same number of samples). A
+        // non-finite value on any rank makes the mean non-finite on every rank: all skip.
+        const auto t0 = std::chrono::steady_clock::now();
+        std::array<float, 6> terms = {
+            static_cast<float>(res.loss),       static_cast<float>(res.policy_loss),
+            static_cast<float>(res.value_loss), static_cast<float>(res.entropy),
+            static_cast<float>(res.approx_kl),  static_cast<float>(res.clip_fraction)};
+        res.grad_norm = engine_->average_gradients(*comm_, terms);
+        res.loss = terms[0], res.policy_loss = terms[1], res.value_loss = terms[2];
+        res.entropy = terms[3], res.approx_kl = terms[4], res.clip_fraction = terms[5];
+        all_reduce_seconds_ +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
       const double gnorm = res.grad_norm;
       if (!std::isfinite(res.loss) || !std::isfinite(gnorm)) {
         ++nonfinite_streak_;

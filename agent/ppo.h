@@ -27,8 +27,12 @@ struct UpdateStats {
 
 class PpoUpdater {
  public:
-  // The update runs on `engine` (ppo_engine.h: host or CUDA).
-  PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engine, uint64_t seed);
+  // The update runs on `engine` (ppo_engine.h: host or CUDA). With `comm` (not owned; a
+  // data-parallel run, agent/dist/) each minibatch's gradients and loss terms are averaged across
+  // the ranks before the step (every rank must run the same number of minibatches), so that the
+  // non-finite skips, the clip and the target-KL stop are decided on the same numbers everywhere.
+  PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engine, uint64_t seed,
+             dist::Communicator* comm = nullptr);
   // On the host engine over `learner` (not owned).
   PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner, uint64_t seed);
 
@@ -44,6 +48,7 @@ class PpoUpdater {
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
   int consecutive_nonfinite() const { return nonfinite_streak_; }
+  double all_reduce_seconds() const { return all_reduce_seconds_; }
   void set_consecutive_nonfinite(int n) { nonfinite_streak_ = n; }
 
  private:
@@ -51,6 +56,8 @@ class PpoUpdater {
   std::unique_ptr<PpoEngine> engine_;
   Rng rng_;
   int nonfinite_streak_ = 0;
+  dist::Communicator* comm_ = nullptr;
+  double all_reduce_seconds_ = 0;
   std::vector<float> anchor_logp_;  // (T, N / num_minibatches) scratch of async_anchor
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/adam.h"
+#include "agent/dist/communicator.h"
 #include "core/error.h"
 #include "policy/policy_actor.h"
 
@@ -140,6 +141,23 @@ class HostPpoEngine final : public PpoEngine {
     std::copy(logp_.begin(), logp_.end(), out.begin());
   }
 
+  double average_gradients(dist::Communicator& comm, std::span<float> extra) override {
+    size_t total = extra.size();
+    for (const auto& g : groups_) total += g.grads.size();
+    flat_.resize(total);
+    auto at = flat_.begin();
+    for (const auto& g : groups_) at = std::copy(g.grads.begin(), g.grads.end(), at);
+    std::copy(extra.begin(), extra.end(), at);
+    comm.all_reduce_mean(flat_, "the gradient all-reduce");
+    auto from = flat_.cbegin();
+    for (const auto& g : groups_) {
+      std::copy_n(from, g.grads.size(), g.grads.begin());
+      from += static_cast<std::ptrdiff_t>(g.grads.size());
+    }
+    std::copy_n(from, extra.size(), extra.begin());
+    return global_grad_norm(groups_);
+  }
+
   void apply(double grad_norm, double max_grad_norm, double lr) override {
     const float scale = kernels::clip_scale(grad_norm, max_grad_norm);
     if (scale != 1.0f)
@@ -163,6 +181,7 @@ class HostPpoEngine final : public PpoEngine {
   policy::AlignedVector<float> obs_, actions_, state0_, old_logp_, old_values_, adv_, ret_;
   policy::AlignedVector<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;
   std::vector<uint8_t> starts_, mask_;
+  policy::AlignedVector<float> flat_;  // average_gradients()'s one buffer
 };
 
 }  // namespace

@@ -30,6 +30,9 @@
 namespace recur::policy {
 class PolicyActor;
 }
+namespace recur::agent::dist {
+class Communicator;
+}
 
 namespace recur::agent {
 
@@ -69,6 +72,11 @@ class PpoEngine {
   // columns as compute() does, without a backward pass: the async mode's proximal policy
   // (algo.async_anchor).
   virtual void log_probs(std::span<const int> envs, std::span<float> out) = 0;
+  // Data-parallel training (agent/dist/): replaces the gradients of the last compute() with their
+  // mean over the ranks of `comm`, together with `extra` (a few scalars riding along, averaged
+  // too), in ONE all-reduce of one flat buffer; returns the global L2 norm of the averaged
+  // gradients (the norm apply() clips by). Every rank then holds the same gradients.
+  virtual double average_gradients(dist::Communicator& comm, std::span<float> extra) = 0;
   // Scales the gradients by clip_scale(grad_norm, max_grad_norm), then one Adam step with lr.
   virtual void apply(double grad_norm, double max_grad_norm, double lr) = 0;
 

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <optional>
 
+#include "agent/dist/communicator.h"
+#include "agent/dist/rank_checks.h"
 #include "agent/env_plugins.h"
 #include "agent/run/csv_log.h"
 #include "agent/run/monitor_log.h"
@@ -16,6 +18,7 @@
 #include "agent/run/tensorboard.h"
 #include "agent/trainer.h"
 #include "core/error.h"
+#include "core/version.h"
 #include "envs/registry.h"
 #include "policy/policy_checkpoint.h"
 
@@ -72,7 +75,15 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   load_env_plugins(config.env.plugin);
   // The trainer first: a config it cannot honour (an env option, device.*=cuda without a GPU)
   // fails before a run directory is created.
-  Trainer trainer(config, options.make_env ? options.make_env(config.env.num_envs, true) : nullptr);
+  dist::Communicator* comm =
+      options.comm != nullptr && options.comm->size() > 1 ? options.comm : nullptr;
+  const bool lead = comm == nullptr || comm->rank() == 0;  // writes the run directory
+  RECUR_CHECK(comm == nullptr || !options.make_env,
+              "dist.backend = {}: data-parallel runs step recur's own envs (registry or plugin); "
+              "envs from Python train on one process (dist.backend: none)",
+              config.dist.backend);
+  Trainer trainer(config, options.make_env ? options.make_env(config.env.num_envs, true) : nullptr,
+                  comm);
   // The target (time to target, run.stop_at_target), also checked before the run directory.
   TrainJobResult result;
   if (config.run.target_return)
@@ -86,10 +97,15 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
               "run.target_return is null: set run.target_return to the mean evaluation return "
               "that counts as solved, or run.stop_at_target to false",
               config.env.id);
-  const RunDir dir = resuming ? RunDir::open(options.resume_dir)
-                              : RunDir::create(config.run.output_dir, options.name);
-  if (!resuming) dir.write_config(config_yaml);
-  spdlog::info("{} run directory {}", resuming ? "resuming" : "new", dir.path().string());
+  // Rank 0 creates the run directory; on a resume every rank reads its own trainer state there.
+  std::optional<RunDir> run_dir;
+  if (resuming)
+    run_dir = RunDir::open(options.resume_dir);
+  else if (lead)
+    run_dir = RunDir::create(config.run.output_dir, options.name);
+  if (!resuming && lead) run_dir->write_config(config_yaml);
+  if (lead)
+    spdlog::info("{} run directory {}", resuming ? "resuming" : "new", run_dir->path().string());
 
   // Job counters: saved with the trainer state, so a resumed run continues them.
   std::deque<double> returns;
@@ -100,22 +116,36 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   std::optional<double> best;
   double elapsed_before = 0;
   if (resuming) {
-    RECUR_CHECK(std::filesystem::exists(dir.trainer_state()),
+    RECUR_CHECK(std::filesystem::exists(run_dir->trainer_state()),
                 "{} has no trainer state ({}): it never wrote a checkpoint with resume state; "
                 "start a new run",
-                dir.path().string(), dir.trainer_state().filename().string());
-    std::ifstream in(dir.trainer_state());
+                run_dir->path().string(), run_dir->trainer_state().filename().string());
+    std::ifstream in(run_dir->trainer_state());
     const nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
     RECUR_CHECK(!state.is_discarded() && state.contains("trainer") && state.contains("job"),
-                "{} is not a valid trainer state; start a new run", dir.trainer_state().string());
-    const auto ckpt = policy::load_policy(dir.latest_checkpoint());
+                "{} is not a valid trainer state; start a new run",
+                run_dir->trainer_state().string());
+    const auto ckpt = policy::load_policy(run_dir->latest_checkpoint());
     const auto& job = state["job"];
     RECUR_CHECK(
         ckpt.metadata.at(kMetaEnvSteps) == std::to_string(job.at("env_steps").get<int64_t>()),
         "{}: the latest checkpoint ({} steps) and the trainer state ({} steps) differ; "
         "the run stopped while saving: start a new run",
-        dir.path().string(), ckpt.metadata.at(kMetaEnvSteps), job.at("env_steps").dump());
-    trainer.restore_state(state["trainer"].get<std::string>(), ckpt.tensors);
+        run_dir->path().string(), ckpt.metadata.at(kMetaEnvSteps), job.at("env_steps").dump());
+    // A data-parallel run saved every rank's state: rank 0's as "trainer", the others' in order
+    // under "ranks".
+    const int rank = comm ? comm->rank() : 0, world = comm ? comm->size() : 1;
+    const size_t saved_ranks = state.contains("ranks") ? state["ranks"].size() + 1 : 1;
+    RECUR_CHECK(saved_ranks == static_cast<size_t>(world),
+                "{} was trained by {} rank(s) and this job has {}: resume it with the same "
+                "number of ranks ({})",
+                run_dir->path().string(), saved_ranks, world,
+                saved_ranks == 1 ? "dist.backend: none, or mpirun -np 1"
+                                 : fmt::format("mpirun -np {}", saved_ranks));
+    trainer.restore_state(rank == 0
+                              ? state["trainer"].get<std::string>()
+                              : state["ranks"].at(static_cast<size_t>(rank - 1)).get<std::string>(),
+                          ckpt.tensors);
     returns = job.at("returns").get<std::deque<double>>();
     lengths = job.at("lengths").get<std::deque<int>>();
     episodes = job.at("episodes");
@@ -127,16 +157,34 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     elapsed_before = job.at("elapsed");
     spdlog::info("resumed at {} env steps", trainer.env_steps());
   }
-  CsvLog progress =
-      resuming ? CsvLog::open_for_resume(dir.progress_csv(), kProgressColumns, progress_rows)
-               : CsvLog::create(dir.progress_csv(), kProgressColumns);
-  CsvLog eval_log = resuming ? CsvLog::open_for_resume(dir.eval_csv(), kEvalColumns, eval_rows)
-                             : CsvLog::create(dir.eval_csv(), kEvalColumns);
-  MonitorLog monitor = resuming ? MonitorLog::open_for_resume(dir.monitor_csv(), episodes)
-                                : MonitorLog::create(dir.monitor_csv(), config.env.id);
-  // A resume opens a new event file beside the old ones; TensorBoard merges them.
+  // Before any rank trains: the same build, config, env and weights everywhere.
+  if (comm) {
+    dist::RankSummary summary;
+    summary.version = fmt::format("{} ({})", RECUR_VERSION_STRING, comm->backend());
+    summary.config = config_yaml;
+    summary.env = fmt::format("{} {} -> {}", config.env.id, trainer.spec().obs_dim,
+                              trainer.spec().action_dim);
+    summary.weights = dist::fingerprint(trainer.policy_tensors());
+    summary.env_steps = trainer.env_steps();
+    dist::check_ranks_agree(*comm, summary, "at start-up");
+    if (lead)
+      spdlog::info("data-parallel: {} ranks over {}, {} envs each ({} in all)", comm->size(),
+                   comm->backend(), config.env.num_envs, config.env.num_envs * comm->size());
+  }
+  std::optional<CsvLog> progress, eval_log;
+  std::optional<MonitorLog> monitor;
   std::optional<TensorBoardWriter> tb;
-  if (config.run.tensorboard) tb.emplace(dir.path() / "tb");
+  if (lead) {
+    progress =
+        resuming ? CsvLog::open_for_resume(run_dir->progress_csv(), kProgressColumns, progress_rows)
+                 : CsvLog::create(run_dir->progress_csv(), kProgressColumns);
+    eval_log = resuming ? CsvLog::open_for_resume(run_dir->eval_csv(), kEvalColumns, eval_rows)
+                        : CsvLog::create(run_dir->eval_csv(), kEvalColumns);
+    monitor = resuming ? MonitorLog::open_for_resume(run_dir->monitor_csv(), episodes)
+                       : MonitorLog::create(run_dir->monitor_csv(), config.env.id);
+    // A resume opens a new event file beside the old ones; TensorBoard merges them.
+    if (config.run.tensorboard) tb.emplace(run_dir->path() / "tb");
+  }
 
   std::map<std::string, std::string> meta = {{kMetaEnvId, config.env.id},
                                              {kMetaEnvOptions, join_options(config.env.options)},
@@ -151,9 +199,22 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     return elapsed_before + std::chrono::duration<double>(Clock::now() - start).count();
   };
   // The latest checkpoint and, beside it, everything a resume needs (written after it: a resume
-  // checks that both name the same env step).
+  // checks that both name the same env step). A data-parallel run gathers every rank's trainer
+  // state to rank 0 (every rank calls this at the same points) and checks on the way that the
+  // ranks still hold the same weights.
   auto save_latest = [&] {
-    save(dir.latest_checkpoint());
+    const std::string mine = trainer.save_state();
+    std::vector<std::string> rank_states;
+    if (comm) {
+      dist::RankSummary summary;
+      summary.version = RECUR_VERSION_STRING;
+      summary.weights = dist::fingerprint(trainer.policy_tensors());
+      summary.env_steps = trainer.env_steps();
+      dist::check_ranks_agree(*comm, summary, fmt::format("at env step {}", trainer.env_steps()));
+      rank_states = comm->all_gather(mine, "the trainer states (checkpoint)");
+    }
+    if (!lead) return;
+    save(run_dir->latest_checkpoint());
     nlohmann::json job = {{"env_steps", trainer.env_steps()},
                           {"returns", returns},
                           {"lengths", lengths},
@@ -164,8 +225,9 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                           {"next_ckpt", next_ckpt},
                           {"best", best ? nlohmann::json(*best) : nlohmann::json()},
                           {"elapsed", elapsed_now()}};
-    const nlohmann::json state = {{"trainer", trainer.save_state()}, {"job", job}};
-    write_file_atomic(dir.trainer_state(), state.dump());
+    nlohmann::json state = {{"trainer", mine}, {"job", job}};
+    if (comm) state["ranks"] = std::vector<std::string>(rank_states.begin() + 1, rank_states.end());
+    write_file_atomic(run_dir->trainer_state(), state.dump());
   };
   EvalConfig eval_cfg;
   eval_cfg.env_id = config.env.id;
@@ -176,6 +238,15 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     eval_cfg.episodes = n_episodes;
     eval_cfg.num_envs = std::min(n_episodes, 8);
     EvalResult r;
+    if (!lead) {
+      // Rank 0 evaluates; the others hand it their trainer states and learn whether the target
+      // was reached (run.stop_at_target must stop every rank).
+      save_latest();
+      std::array<int64_t, 1> reached = {0};
+      comm->all_reduce_max(reached, "the evaluation's outcome");
+      if (reached[0] != 0 && !result.target_env_steps) result.target_env_steps = reached[0];
+      return r;
+    }
     if (!options.make_env) {
       r = evaluate_policy(trainer.spec(), trainer.policy_tensors(), eval_cfg);
     } else if (auto env = options.make_env(eval_cfg.num_envs, false)) {
@@ -186,8 +257,8 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       save_latest();
       return r;
     }
-    eval_log.row(trainer.env_steps(), r.mean_return(), r.std_return(), r.mean_length(),
-                 static_cast<int64_t>(r.returns.size()));
+    eval_log->row(trainer.env_steps(), r.mean_return(), r.std_return(), r.mean_length(),
+                  static_cast<int64_t>(r.returns.size()));
     ++eval_rows;
     if (tb) {
       tb->scalar("eval/mean_reward", r.mean_return(), trainer.env_steps());
@@ -198,14 +269,14 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     // run.video_every_evals: every K-th evaluation and the final one film an episode (own RNG).
     const int k = config.run.video_every_evals;
     const auto video =
-        dir.path() / "videos" / fmt::format("rl-video-eval-{}.mp4", trainer.env_steps());
+        run_dir->path() / "videos" / fmt::format("rl-video-eval-{}.mp4", trainer.env_steps());
     if (k > 0 && (final_eval || eval_rows % k == 0) && !options.make_env)
       trainer.record_video(video, eval_cfg.seed);
     else if (k > 0 && (final_eval || eval_rows % k == 0) && options.record_video)
       record_video_with(options.record_video, trainer, video, eval_cfg.seed);
     if (!best || r.mean_return() > *best) {
       best = r.mean_return();
-      save(dir.best_checkpoint());
+      save(run_dir->best_checkpoint());
     }
     save_latest();
     spdlog::info("eval at {} steps: return {:.2f} +- {:.2f} over {} episodes", trainer.env_steps(),
@@ -216,13 +287,18 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       spdlog::info("target {:.2f} reached at {} env steps, {:.1f} s (first evaluation >= target)",
                    *result.target, *result.target_env_steps, result.target_seconds);
     }
+    if (comm) {
+      std::array<int64_t, 1> reached = {result.target_env_steps.value_or(0)};
+      comm->all_reduce_max(reached, "the evaluation's outcome");
+    }
     return r;
   };
 
   double last_print = -1;
-  result.run_dir = dir.path();
+  if (lead) result.run_dir = run_dir->path();
   const auto on_episode = [&](const EpisodeEnd& e) {
-    monitor.episode(e.episode_return, e.length);
+    if (!lead) return;  // rank 0 receives every rank's episodes
+    monitor->episode(e.episode_return, e.length);
     returns.push_back(e.episode_return);
     lengths.push_back(e.length);
     if (returns.size() > kReturnWindow) returns.pop_front(), lengths.pop_front();
@@ -230,6 +306,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   };
   // One progress.csv row (and TensorBoard scalars, and now and then a progress line) per update.
   const auto log_iteration = [&](const IterationStats& it) {
+    if (!lead) return;
     const double elapsed = elapsed_now();
     std::optional<double> rmean, rmin, rmax, lmean;
     if (!returns.empty()) {
@@ -244,10 +321,10 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     }
     const auto& u = it.update;
     const double fps = static_cast<double>(it.env_steps) / elapsed;
-    progress.row(it.env_steps, elapsed, fps, episodes, rmean, rmin, rmax, lmean, u.policy_loss,
-                 u.value_loss, u.entropy, u.approx_kl, u.clip_fraction, u.explained_variance,
-                 u.learning_rate, u.grad_norm, static_cast<int64_t>(u.skipped), it.act_seconds,
-                 it.learn_seconds, it.wait_seconds, static_cast<int64_t>(it.policy_lag));
+    progress->row(it.env_steps, elapsed, fps, episodes, rmean, rmin, rmax, lmean, u.policy_loss,
+                  u.value_loss, u.entropy, u.approx_kl, u.clip_fraction, u.explained_variance,
+                  u.learning_rate, u.grad_norm, static_cast<int64_t>(u.skipped), it.act_seconds,
+                  it.learn_seconds, it.wait_seconds, static_cast<int64_t>(it.policy_lag));
     ++progress_rows;
     if (tb) {
       // progress.csv's row under Stable-Baselines3's tags (SB3's entropy_loss is -entropy).
@@ -272,6 +349,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       tb->scalar("recur/learn_time_s", it.learn_seconds, s);
       tb->scalar("recur/wait_time_s", it.wait_seconds, s);
       tb->scalar("recur/policy_lag", it.policy_lag, s);
+      if (comm) tb->scalar("recur/all_reduce_time_s", trainer.all_reduce_seconds(), s);
       tb->flush();
     }
     if (elapsed - last_print >= 2.0 || trainer.done()) {
@@ -300,16 +378,24 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       }
     }
     if (next_ckpt > 0 && it.env_steps >= next_ckpt) {
-      save(dir.step_checkpoint(it.env_steps));
+      if (lead) save(run_dir->step_checkpoint(it.env_steps));
       while (next_ckpt <= it.env_steps) next_ckpt += config.run.checkpoint_every;
     }
-    const bool stop = (options.stop_requested && options.stop_requested->load()) ||
-                      (options.stop_at_env_steps > 0 && it.env_steps >= options.stop_at_env_steps);
+    bool stop = (options.stop_requested && options.stop_requested->load()) ||
+                (options.stop_at_env_steps > 0 && it.env_steps >= options.stop_at_env_steps);
+    if (comm) {
+      // A stop request (Ctrl-C or SIGTERM reach every rank through the launcher, but not on the
+      // same update) stops every rank at the same one.
+      std::array<int64_t, 1> any = {stop ? 1 : 0};
+      comm->all_reduce_max(any, "the stop check");
+      stop = any[0] != 0;
+    }
     if (stop && !trainer.done()) {
       settle();
       save_latest();
-      spdlog::warn("interrupted at {} env steps: checkpoint written to {}", trainer.env_steps(),
-                   dir.latest_checkpoint().string());
+      if (lead)
+        spdlog::warn("interrupted at {} env steps: checkpoint written to {}", trainer.env_steps(),
+                     run_dir->latest_checkpoint().string());
       result.interrupted = true;
       break;
     }
@@ -317,6 +403,15 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   if (!result.interrupted) result.final_eval = evaluate(config.run.final_eval_episodes, true);
   result.env_steps = trainer.env_steps();
   result.seconds = elapsed_now();
+  result.all_reduce_seconds = trainer.all_reduce_seconds();
+  if (comm) {
+    result.rank = comm->rank();
+    result.world_size = comm->size();
+    if (lead)
+      spdlog::info("data-parallel: {:.2f} s of {:.1f} s in the gradient all-reduces ({:.1f}%)",
+                   result.all_reduce_seconds, result.seconds,
+                   100.0 * result.all_reduce_seconds / std::max(result.seconds, 1e-9));
+  }
   return result;
 }
 

@@ -19,6 +19,10 @@
 
 namespace recur::agent {
 
+namespace dist {
+class Communicator;
+}
+
 struct TrainJobResult {
   std::filesystem::path run_dir;
   int64_t env_steps = 0;
@@ -31,6 +35,9 @@ struct TrainJobResult {
   std::optional<int64_t> target_env_steps;
   double target_seconds = 0;
   bool stopped_at_target = false;  // run.stop_at_target ended the run early
+  int rank = 0;                    // of a data-parallel run (0 on one process): only rank 0
+  int world_size = 1;              // has run_dir and final_eval
+  double all_reduce_seconds = 0;   // in the gradient all-reduces
 };
 
 struct TrainJobOptions {
@@ -53,6 +60,10 @@ struct TrainJobOptions {
   std::function<double(const std::string& path, const policy::PolicySpec& spec,
                        const policy::TensorMap& tensors, uint64_t eval_seed)>
       record_video;
+  // A data-parallel run (agent/dist/; not owned, null: one process): this process is one rank.
+  // Rank 0 alone writes the run directory and evaluates; every rank trains. A resume reads the
+  // run directory on every rank (it must be on a filesystem all ranks see).
+  dist::Communicator* comm = nullptr;
 };
 
 // `config_yaml` is the resolved config written into a new run directory. Resuming continues

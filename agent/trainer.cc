@@ -2,10 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <thread>
 
+#include "agent/dist/communicator.h"
 #include "agent/record/recorder.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -63,8 +66,11 @@ policy::Placement placement(const std::string& key, const std::string& value, co
 }
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env)
-    : config_(config), venv_(std::move(env)) {
+Trainer::Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env,
+                 dist::Communicator* comm)
+    : config_(config),
+      comm_(comm != nullptr && comm->size() > 1 ? comm : nullptr),
+      venv_(std::move(env)) {
   const auto report = policy::query_devices();
   actor_placement_ = placement("device.actor", config.device.actor, config.device, report);
   learner_placement_ = placement("device.learner", config.device.learner, config.device, report);
@@ -91,16 +97,27 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env)
                     : make_host_ppo_engine(spec_, learner_placement_, config.algo.adam_eps,
                                            config.run.learner_threads);
   engine->load(params);
-  venv_->reset(config.run.seed);
-  loop_ = std::make_unique<ActorLoop>(*venv_, *actor_, config.run.seed, config.env.normalize_obs);
+  // Rank r of a data-parallel run steps the run's envs r * num_envs.. with their own seeds, and
+  // samples actions from its own stream; rank 0 is exactly a one-process run.
+  const int rank = comm_ ? comm_->rank() : 0;
+  if (auto* vector = dynamic_cast<envs::VectorEnv*>(venv_.get()))
+    vector->reset(config.run.seed, rank * config.env.num_envs);
+  else
+    venv_->reset(rank == 0 ? config.run.seed : derive_seed(config.run.seed, 0xd157 + rank));
+  const uint64_t loop_seed =
+      rank == 0 ? config.run.seed : derive_seed(config.run.seed, 0xd1570000 + rank);
+  loop_ = std::make_unique<ActorLoop>(*venv_, *actor_, loop_seed, config.env.normalize_obs);
+  if (comm_) loop_->track_deltas();
   auto& rn = loop_->reward_normalizer();
   rn.enabled = config.env.normalize_reward;
   rn.gamma = config.algo.gamma;
   rn.clip = config.env.clip_reward;
-  ppo_ = std::make_unique<PpoUpdater>(config.algo, std::move(engine), config.run.seed);
+  ppo_ = std::make_unique<PpoUpdater>(config.algo, std::move(engine), config.run.seed, comm_);
+  agree_on_current_statistics();
   // Each env ends at most one episode per step: no reallocation while collecting.
   for (auto& ends : ends_)
-    ends.reserve(static_cast<size_t>(config.algo.rollout_steps) * config.env.num_envs);
+    ends.reserve(static_cast<size_t>(config.algo.rollout_steps) * config.env.num_envs *
+                 (comm_ ? comm_->size() : 1));
 }
 
 IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on_episode) {
@@ -120,8 +137,75 @@ double Trainer::collect_into(int slot) {
   rollout_version_[slot] = actor_version_;
   loop_->collect(config_.algo.rollout_steps, rollouts_[slot],
                  [&](const EpisodeEnd& e) { ends.push_back(e); });
-  rollout_env_steps_[slot] = loop_->env_steps();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Trainer::agree_on_current_statistics() {
+  if (!comm_) return;
+  const auto& norm = actor_->normalizer();
+  agreed_obs_ = dist::Moments(norm.dim());
+  agreed_obs_.count = norm.count();
+  for (int j = 0; j < norm.dim(); ++j) {
+    agreed_obs_.mean[static_cast<size_t>(j)] = norm.mean()[static_cast<size_t>(j)];
+    agreed_obs_.m2[static_cast<size_t>(j)] = norm.var()[static_cast<size_t>(j)] * norm.count();
+  }
+  const auto& rn = loop_->reward_normalizer();
+  agreed_reward_ = dist::Moments(1);
+  agreed_reward_.count = rn.count;
+  agreed_reward_.mean[0] = rn.mean;
+  agreed_reward_.m2[0] = rn.var * rn.count;
+  loop_->obs_delta().clear();
+  loop_->reward_delta().clear();
+}
+
+void Trainer::merge_collection(int slot) {
+  const int64_t local = static_cast<int64_t>(config_.algo.rollout_steps) * config_.env.num_envs;
+  if (!comm_) {
+    rollout_env_steps_[slot] = loop_->env_steps();
+    return;
+  }
+  std::array<double, 1> steps = {static_cast<double>(local)};
+  comm_->all_reduce_sum(steps, "the env-step count");
+  global_env_steps_ += static_cast<int64_t>(steps[0]);
+  rollout_env_steps_[slot] = global_env_steps_;
+  // Every rank merges the same combined delta into the same agreed statistics.
+  if (config_.env.normalize_obs) {
+    agreed_obs_.add(dist::all_reduce_moments(*comm_, loop_->obs_delta(), "observation statistics"));
+    actor_->normalizer().set_statistics(agreed_obs_.mean, agreed_obs_.variance(),
+                                        agreed_obs_.count);
+    loop_->obs_delta().clear();
+  }
+  if (auto& rn = loop_->reward_normalizer(); rn.enabled) {
+    agreed_reward_.add(
+        dist::all_reduce_moments(*comm_, loop_->reward_delta(), "reward statistics"));
+    rn.mean = agreed_reward_.mean[0];
+    rn.var = agreed_reward_.variance()[0];
+    rn.count = agreed_reward_.count;
+    loop_->reward_delta().clear();
+  }
+  // Finished episodes to rank 0 (it writes monitor.csv and the progress statistics), as
+  // (run-wide env index, return, length) triples of doubles.
+  auto& ends = ends_[slot];
+  std::string mine(ends.size() * 3 * sizeof(double), '\0');
+  for (size_t k = 0; k < ends.size(); ++k) {
+    const double row[3] = {
+        static_cast<double>(comm_->rank() * config_.env.num_envs + ends[k].env_index),
+        ends[k].episode_return, static_cast<double>(ends[k].length)};
+    std::memcpy(mine.data() + k * sizeof row, row, sizeof row);
+  }
+  const std::vector<std::string> all = comm_->all_gather(mine, "the finished episodes");
+  ends.clear();
+  if (comm_->rank() != 0) return;
+  for (const auto& part : all)
+    for (size_t at = 0; at + 3 * sizeof(double) <= part.size(); at += 3 * sizeof(double)) {
+      double row[3];
+      std::memcpy(row, part.data() + at, sizeof row);
+      ends.push_back({static_cast<int>(row[0]), row[1], static_cast<int>(row[2])});
+    }
+}
+
+double Trainer::all_reduce_seconds() const {
+  return ppo_->all_reduce_seconds();
 }
 
 void Trainer::learn_from(int slot, IterationStats& it) {
@@ -138,6 +222,7 @@ void Trainer::learn_from(int slot, IterationStats& it) {
 IterationStats Trainer::iterate_sync(const std::function<void(const EpisodeEnd&)>& on_episode) {
   IterationStats it;
   it.act_seconds = collect_into(0);
+  merge_collection(0);
   for (const auto& e : ends_[0]) {
     ++it.episodes;
     if (on_episode) on_episode(e);
@@ -166,6 +251,7 @@ IterationStats Trainer::iterate_async(const std::function<void(const EpisodeEnd&
   if (!pending_) {
     // Nothing to train on yet (the first iteration, or after settle()): the learner waits.
     it.act_seconds = it.wait_seconds = collect_into(current_);
+    merge_collection(current_);
     deliver(current_);
     pending_ = true;
   }
@@ -200,6 +286,7 @@ IterationStats Trainer::iterate_async(const std::function<void(const EpisodeEnd&
   it.learn_seconds += std::chrono::duration<double>(Clock::now() - t2).count();
   it.act_seconds += act_seconds;
   if (collect_next) {
+    merge_collection(next);
     deliver(next);
     current_ = next;
   } else {

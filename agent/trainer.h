@@ -20,6 +20,10 @@
 
 namespace recur::agent {
 
+namespace dist {
+class Communicator;
+}
+
 // The policy's shape from the env's spaces and the config (throws recur::Error for a
 // Box observation of rank > 1 or an unsupported action space).
 policy::PolicySpec make_policy_spec(const PolicyConfig& config, const envs::Space& observation,
@@ -42,14 +46,24 @@ class Trainer {
  public:
   // `env`: the training envs when they do not come from recur's registry (config.env.id then
   // only names them); it must hold config.env.num_envs envs. Null: a VectorEnv of config.env.
-  explicit Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env = nullptr);
+  // `comm` (not owned; null: one process): this trainer is one rank of a data-parallel run
+  // (DD-PPO, agent/dist/). Its envs are envs rank * num_envs.. of the run (seeds derived from the
+  // run seed and the rank), every minibatch's gradients are averaged across the ranks, the
+  // normalizers' statistics are merged after every rollout, and env_steps() counts every rank's
+  // steps; every rank holds the same weights after every update.
+  explicit Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env = nullptr,
+                   dist::Communicator* comm = nullptr);
 
   const TrainConfig& config() const { return config_; }
   const policy::PolicySpec& spec() const { return spec_; }
   // Where the actor's and the learner's cores run (device.* resolved against this machine).
   policy::Device actor_device() const { return actor_placement_.device; }
   policy::Device learner_device() const { return learner_placement_.device; }
-  int64_t env_steps() const { return loop_->env_steps(); }
+  // Collected so far, by every rank of a data-parallel run.
+  int64_t env_steps() const { return comm_ ? global_env_steps_ : loop_->env_steps(); }
+  dist::Communicator* communicator() const { return comm_; }
+  // Seconds spent in the gradient all-reduces so far (0 on one process).
+  double all_reduce_seconds() const;
   // Every env step collected and trained on.
   bool done() const { return env_steps() >= config_.run.total_env_steps && !pending_; }
 
@@ -86,6 +100,10 @@ class Trainer {
 
  private:
   TrainConfig config_;
+  dist::Communicator* comm_ = nullptr;
+  int64_t global_env_steps_ = 0;  // data-parallel: every rank's env steps
+  // Data-parallel: the normalizers' statistics every rank agreed on at the last merge.
+  dist::Moments agreed_obs_, agreed_reward_;
   policy::Placement actor_placement_, learner_placement_;
   std::unique_ptr<envs::BatchEnv> venv_;
   policy::PolicySpec spec_;
@@ -100,6 +118,12 @@ class Trainer {
   // Collects rollouts_[slot] with the actor's weights (version actor_version_); the finished
   // episodes go to ends_[slot], delivered later on the calling thread. Returns seconds.
   double collect_into(int slot);
+  // After a collection, on the calling thread (the one that talks to the other ranks): the ranks
+  // merge their env steps, normalizer statistics and finished episodes (rank 0 receives every
+  // rank's, with run-wide env indices; the others none). One process: only the bookkeeping.
+  void merge_collection(int slot);
+  // agreed_* := the normalizers' current statistics (at the start, and after a restore).
+  void agree_on_current_statistics();
   // One PPO update on rollouts_[slot] and the publish to the actor.
   void learn_from(int slot, IterationStats& it);
 

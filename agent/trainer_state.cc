@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "agent/dist/communicator.h"
 #include "agent/trainer.h"
 #include "core/error.h"
 
@@ -34,6 +35,10 @@ std::string Trainer::save_state() const {
   RECUR_ASSERT(!pending_);  // async: settle() first, the pending rollout is not saved
   j["format"] = "recur.trainer_state/1";
   j["env_steps"] = env_steps();
+  // A data-parallel run: env_steps counts every rank's steps, local_env_steps this rank's.
+  j["local_env_steps"] = loop_->env_steps();
+  j["rank"] = comm_ ? comm_->rank() : 0;
+  j["world_size"] = comm_ ? comm_->size() : 1;
   j["policy_version"] = learner_version_;
   if (venv_->can_snapshot()) {
     const auto snap = venv_->snapshot();
@@ -80,6 +85,12 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
     j = json::parse(text);
     RECUR_CHECK(j.at("format") == "recur.trainer_state/1", "unknown trainer state format {}",
                 j.at("format").dump());
+    const int world = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
+    RECUR_CHECK(j.value("world_size", 1) == world && j.value("rank", 0) == rank,
+                "it was saved by rank {} of a {}-rank run, and this is rank {} of {}: resume "
+                "with the same number of ranks (mpirun -np {})",
+                j.value("rank", 0), j.value("world_size", 1), rank, world,
+                j.value("world_size", 1));
     ppo_->engine().load(tensors);
     actor_->load(tensors);
     int restarted = 0;
@@ -127,7 +138,9 @@ void Trainer::restore_state(const std::string& text, const policy::TensorMap& te
           config_.env.id, restarted, config_.env.num_envs);
     }
     loop_->restore_flags(starts, j.at("loop").at("started"));
-    loop_->set_env_steps(j.at("env_steps"));
+    loop_->set_env_steps(j.value("local_env_steps", j.at("env_steps").get<int64_t>()));
+    global_env_steps_ = j.at("env_steps");
+    agree_on_current_statistics();
     // Absent in states written before the async mode existed.
     learner_version_ = actor_version_ = j.value("policy_version", int64_t{0});
     ppo_->rng().set_state(rng_from(j.at("ppo").at("rng")));

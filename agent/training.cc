@@ -1,6 +1,7 @@
 #include "agent/training.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <csignal>
@@ -8,6 +9,7 @@
 #include <system_error>
 
 #include "agent/config_yaml.h"
+#include "agent/dist/communicator.h"
 #include "agent/env_plugins.h"
 #include "agent/policy_target.h"
 #include "agent/record/background_sink.h"
@@ -16,6 +18,7 @@
 #include "agent/train_job.h"
 #include "core/error.h"
 #include "envs/registry.h"
+#include "policy/devices.h"
 
 namespace recur::agent {
 namespace {
@@ -23,31 +26,56 @@ namespace {
 namespace fs = std::filesystem;
 
 // The flag the SIGINT handler sets (a lock-free atomic store is async-signal-safe). The first
-// SIGINT stops the run cleanly; the handler then gives SIGINT back to the default action, so a
-// second one ends the process.
+// SIGINT stops the run cleanly; the handler then gives the signal back to the default action, so
+// a second one ends the process. A data-parallel rank handles SIGTERM the same way: mpirun turns
+// a Ctrl-C into SIGTERM to every rank (then SIGKILL a few seconds later).
 std::atomic<std::atomic<bool>*> g_sigint_flag{nullptr};
-extern "C" void on_sigint(int) {
+extern "C" void on_sigint(int signal) {
   if (std::atomic<bool>* flag = g_sigint_flag.load()) flag->store(true);
-  std::signal(SIGINT, SIG_DFL);
+  std::signal(signal, SIG_DFL);
 }
 
-// Installs on_sigint for the lifetime of the object and puts the previous handler back.
+// Installs on_sigint for `signal` for the lifetime of the object and puts the previous handler
+// back.
 class SigintScope {
  public:
-  explicit SigintScope(std::atomic<bool>* flag) {
+  explicit SigintScope(std::atomic<bool>* flag, int signal = SIGINT) : signal_(signal) {
     g_sigint_flag = flag;
-    previous_ = std::signal(SIGINT, on_sigint);
+    previous_ = std::signal(signal_, on_sigint);
   }
   ~SigintScope() {
-    std::signal(SIGINT, previous_ == SIG_ERR ? SIG_DFL : previous_);
+    std::signal(signal_, previous_ == SIG_ERR ? SIG_DFL : previous_);
     g_sigint_flag = nullptr;
   }
   SigintScope(const SigintScope&) = delete;
   SigintScope& operator=(const SigintScope&) = delete;
 
  private:
+  int signal_;
   void (*previous_)(int) = SIG_DFL;
 };
+
+// A data-parallel rank's config: ranks on one host take consecutive GPUs from device.index (one
+// GPU per rank: NCCL refuses two ranks on one device).
+TrainConfig config_for_rank(const TrainConfig& config, const dist::Communicator& comm,
+                            bool* cuda_learner) {
+  TrainConfig c = config;
+  const auto report = policy::query_devices();
+  const bool actor_gpu =
+      policy::resolve_device("device.actor", config.device.actor, report) == policy::Device::kCuda;
+  *cuda_learner = policy::resolve_device("device.learner", config.device.learner, report) ==
+                  policy::Device::kCuda;
+  if (!actor_gpu && !*cuda_learner) return c;
+  const int gpus = static_cast<int>(report.gpus.size());
+  c.device.index = config.device.index + comm.local_rank();
+  RECUR_CHECK(c.device.index < gpus,
+              "{} ranks on this host take one GPU each from device.index = {}, but this host has "
+              "{} GPU(s): start at most {} ranks per host (mpirun --map-by ppr:N:node), or put "
+              "the roles on the CPU (device.actor / device.learner: cpu)",
+              comm.local_size(), config.device.index, gpus,
+              std::max(0, gpus - config.device.index));
+  return c;
+}
 
 // options.plugins appended to config->env.plugin: absolute, each file once.
 void add_plugins(const std::vector<std::string>& plugins, TrainConfig* config) {
@@ -84,9 +112,35 @@ TrainResult run(const TrainConfig& config, const std::string& name, const TrainO
   std::atomic<bool> own_stop{false};
   std::atomic<bool>* stop = options.stop_requested ? options.stop_requested : &own_stop;
   job.stop_requested = stop;
-  std::unique_ptr<SigintScope> sigint;
+  std::unique_ptr<SigintScope> sigint, sigterm;
   if (options.handle_sigint) sigint = std::make_unique<SigintScope>(stop);
-  const TrainJobResult r = run_train_job(config, to_yaml(config), job);
+  // dist.backend: this process is one rank of a data-parallel job (agent/dist/).
+  std::unique_ptr<dist::Communicator> comm = dist::make_communicator(config.dist);
+  TrainConfig rank_config = config;
+  if (comm && comm->size() > 1) {
+    if (comm->rank() != 0) {
+      // Rank 0 tells the story; the others speak up for warnings and errors only.
+      spdlog::set_level(std::max(spdlog::get_level(), spdlog::level::warn));
+    }
+    spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", comm->rank()));
+    if (options.handle_sigint) sigterm = std::make_unique<SigintScope>(stop, SIGTERM);
+    bool cuda_learner = false;
+    rank_config = config_for_rank(config, *comm, &cuda_learner);
+    if (cuda_learner)
+      comm = dist::with_device_path(std::move(comm), rank_config.device.index, config.dist);
+    job.comm = comm.get();
+  }
+  TrainJobResult r;
+  try {
+    // The config the ranks compare is the one the user gave (device.index is the first GPU).
+    r = run_train_job(rank_config, to_yaml(config), job);
+  } catch (const std::exception& e) {
+    if (!comm || comm->size() <= 1) throw;
+    // The other ranks may be waiting in a collective for this one: end them all now, with this
+    // rank's reason on record. Exit status 2 as for any recur::Error (3 for anything else).
+    spdlog::error("rank {} of {} failed: {}; ending the job", comm->rank(), comm->size(), e.what());
+    comm->abort(dynamic_cast<const Error*>(&e) != nullptr ? 2 : 3);
+  }
   TrainResult result;
   result.run_dir = r.run_dir;
   result.env_steps = r.env_steps;
@@ -97,6 +151,9 @@ TrainResult run(const TrainConfig& config, const std::string& name, const TrainO
   result.target_env_steps = r.target_env_steps;
   result.target_seconds = r.target_seconds;
   result.stopped_at_target = r.stopped_at_target;
+  result.rank = r.rank;
+  result.world_size = r.world_size;
+  result.all_reduce_seconds = r.all_reduce_seconds;
   result.config = config;
   return result;
 }

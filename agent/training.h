@@ -67,7 +67,11 @@ struct TrainResult {
   std::optional<int64_t> target_env_steps;
   double target_seconds = 0;
   bool stopped_at_target = false;  // run.stop_at_target ended the run there
-  TrainConfig config;              // resolved: what the run directory's config.yaml records
+  // A data-parallel run (dist.backend: mpi): this process's rank and the number of ranks. Only
+  // rank 0 has run_dir and final_eval; env_steps and the target count every rank's steps.
+  int rank = 0, world_size = 1;
+  double all_reduce_seconds = 0;  // in the gradient all-reduces (0 on one process)
+  TrainConfig config;             // resolved: what the run directory's config.yaml records
 };
 
 // The config a train() call would run: `config_file` (or resume_dir/config.yaml) with the

@@ -34,6 +34,11 @@ if(RECUR_WITH_CUDA)
   set_target_properties(recur_cudnn PROPERTIES EXPORT_NAME cudnn)
   install(TARGETS recur_cudnn EXPORT recurTargets)
 endif()
+if(RECUR_WITH_NCCL)
+  # NCCL beside cuDNN, by absolute path as cuDNN (the GPU learners' all-reduce, agent/dist).
+  set_target_properties(recur_nccl PROPERTIES EXPORT_NAME nccl)
+  install(TARGETS recur_nccl EXPORT recurTargets)
+endif()
 install(EXPORT recurTargets NAMESPACE recur:: DESTINATION ${RECUR_INSTALL_CMAKEDIR})
 
 # The public headers (docs/LIBRARY.md): envs, the registry and VectorEnv; the policy actor and

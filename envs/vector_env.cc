@@ -55,10 +55,10 @@ VectorEnv::VectorEnv(std::vector<std::unique_ptr<Env>> envs, int num_threads)
 
 VectorEnv::~VectorEnv() = default;
 
-void VectorEnv::reset(uint64_t seed) {
+void VectorEnv::reset(uint64_t seed, int first_index) {
   for (int i = 0; i < num_envs(); ++i) {
-    const auto obs =
-        envs_[static_cast<size_t>(i)]->reset(derive_seed(seed, static_cast<uint64_t>(i)));
+    const auto obs = envs_[static_cast<size_t>(i)]->reset(
+        derive_seed(seed, static_cast<uint64_t>(first_index) + static_cast<uint64_t>(i)));
     std::copy(obs.begin(), obs.end(), obs_.begin() + i * obs_dim_);
   }
   std::fill(rewards_.begin(), rewards_.end(), 0.0f);

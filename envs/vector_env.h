@@ -49,7 +49,10 @@ class VectorEnv final : public BatchEnv {
   Env& env(int i) { return *envs_[static_cast<size_t>(i)]; }
   const Env& env(int i) const { return *envs_[static_cast<size_t>(i)]; }
 
-  void reset(uint64_t seed) override;
+  void reset(uint64_t seed) override { reset(seed, 0); }
+  // Env i gets derive_seed(seed, first_index + i): the envs of rank r of a data-parallel run
+  // (first_index = r * num_envs) are the envs r * num_envs.. of one process with all of them.
+  void reset(uint64_t seed, int first_index);
   // actions: (num_envs, action_dim). Throws std::invalid_argument on a wrong size or an action
   // outside the space (naming the env index); std::logic_error before reset().
   void step(std::span<const float> actions) override;

@@ -39,6 +39,8 @@ void add_train_command(CLI::App& app, int& exit_code) {
       return;
     }
     const agent::TrainResult result = agent::train(args->config, args->options);
+    exit_code = 0;
+    if (result.rank != 0) return;  // a data-parallel run: rank 0 reports for all
     if (result.interrupted) {
       fmt::print("interrupted after {} env steps; run directory {}\n", result.env_steps,
                  result.run_dir.string());

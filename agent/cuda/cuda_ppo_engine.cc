@@ -15,6 +15,7 @@
 #include <cmath>
 #include <vector>
 
+#include "agent/dist/communicator.h"
 #include "agent/ppo_engine.h"
 #include "core/error.h"
 #include "kernels/cuda_memory.h"
@@ -209,6 +210,43 @@ class CudaPpoEngine final : public PpoEngine {
     return out;
   }
 
+  // The parameter groups' gradients are gathered into one flat device buffer (with `extra` at
+  // its end), averaged in one collective (NCCL where the build has it, else staged through host
+  // MPI: Debian's Open MPI is not CUDA-aware), scattered back, and their norm taken again.
+  double average_gradients(dist::Communicator& comm, std::span<float> extra) override {
+    const cudaStream_t s = learner_.stream();
+    size_t total = extra.size();
+    for (int k = 0; k < groups_.count; ++k) total += static_cast<size_t>(groups_.segment[k].n);
+    flat_.reserve(total);
+    size_t at = 0;
+    for (int k = 0; k < groups_.count; ++k) {
+      const auto n = static_cast<size_t>(groups_.segment[k].n);
+      CUDA_CHECK(cudaMemcpyAsync(flat_.data() + at, groups_.segment[k].grads, n * sizeof(float),
+                                 cudaMemcpyDeviceToDevice, s));
+      at += n;
+    }
+    flat_.upload(std::span<const float>(extra.data(), extra.size()), s, at);
+    if (!comm.all_reduce_mean_device(flat_.data(), total, s, "the gradient all-reduce")) {
+      flat_host_.resize(total);
+      flat_.download(std::span<float>(flat_host_.data(), total), s);
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      comm.all_reduce_mean(std::span<float>(flat_host_.data(), total), "the gradient all-reduce");
+      flat_.upload(std::span<const float>(flat_host_.data(), total), s);
+    }
+    at = 0;
+    for (int k = 0; k < groups_.count; ++k) {
+      const auto n = static_cast<size_t>(groups_.segment[k].n);
+      CUDA_CHECK(cudaMemcpyAsync(groups_.segment[k].grads, flat_.data() + at, n * sizeof(float),
+                                 cudaMemcpyDeviceToDevice, s));
+      at += n;
+    }
+    flat_.download(extra, s, at);
+    kernels::launch_grad_sq_norm(groups_, sums_.data() + 5, scratch_.data(), s);
+    sums_.download(std::span<double>(sums_host_.data() + 5, 1), s, 5);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return std::sqrt(sums_host_.data()[5]);
+  }
+
   void apply(double grad_norm, double max_grad_norm, double lr) override {
     ++step_;
     const kernels::AdamCoefficients a =
@@ -290,6 +328,8 @@ class CudaPpoEngine final : public PpoEngine {
   kernels::PinnedBuffer<int32_t> rows_host_;
   kernels::DeviceBuffer<double> scratch_, sums_;  // sums_: 5 loss sums, then the squared norm
   kernels::PinnedBuffer<double> sums_host_;
+  kernels::DeviceBuffer<float> flat_;  // average_gradients(): every gradient, then `extra`
+  std::vector<float> flat_host_;       // ... staged through the host without NCCL
   std::vector<uint8_t> starts_;
   policy::AlignedVector<float> state0_;
 };

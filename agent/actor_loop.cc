@@ -43,8 +43,8 @@ ActorLoop::ActorLoop(envs::BatchEnv& venv, policy::PolicyActor& actor, uint64_t 
   rewards_.assign(n, 0.0f);
 }
 
-void ActorLoop::collect(int T, Rollout& r,
-                        const std::function<void(const EpisodeEnd&)>& on_episode) {
+void ActorLoop::collect(int T, Rollout& r, const std::function<void(const EpisodeEnd&)>& on_episode,
+                        const std::function<bool(int)>& stop_after) {
   const int N = venv_.num_envs(), O = venv_.obs_dim();
   const int A = static_cast<int>(actions_.size()) / N;
   const auto& spec = actor_.spec();
@@ -102,6 +102,10 @@ void ActorLoop::collect(int T, Rollout& r,
         if (r.truncated[tn + i]) r.bootstrap_values[tn + i] = boot_values_[static_cast<size_t>(i)];
     }
     std::copy(venv_.episode_start().begin(), venv_.episode_start().end(), starts_.begin());
+    if (stop_after && t + 1 < T && stop_after(t + 1)) {
+      r.truncate(t + 1);
+      break;
+    }
   }
   // Value after the last step, as the next unroll's first step will see it.
   actor_.peek_values(venv_.obs(), starts_, r.last_values);

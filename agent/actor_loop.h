@@ -40,8 +40,11 @@ class ActorLoop {
  public:
   ActorLoop(envs::BatchEnv& venv, policy::PolicyActor& actor, uint64_t seed, bool normalize_obs);
 
-  // Fills `rollout` (resized to T x N) and advances the envs by T steps.
-  void collect(int T, Rollout& rollout, const std::function<void(const EpisodeEnd&)>& on_episode);
+  // Fills `rollout` (resized to T x N) and advances the envs by T steps. `stop_after(t)`, asked
+  // after each step t < T (t steps done), ends the rollout there when it returns true: the
+  // rollout then holds t steps (DD-PPO's preemption of stragglers).
+  void collect(int T, Rollout& rollout, const std::function<void(const EpisodeEnd&)>& on_episode,
+               const std::function<bool(int)>& stop_after = {});
 
   RewardNormalizer& reward_normalizer() { return reward_norm_; }
   const RewardNormalizer& reward_normalizer() const { return reward_norm_; }

@@ -186,6 +186,10 @@ void check(const Checker& c, const TrainConfig& config) {
             config.dist.timeout_s, "> 0 (seconds one collective may wait)");
   c.require(config.dist.sync_frac >= 0 && config.dist.sync_frac <= 1, "dist.sync_frac",
             config.dist.sync_frac, "in [0, 1] (0 = no preemption; DD-PPO uses 0.6)");
+  RECUR_CHECK(config.dist.sync_frac == 0 || !config.algo.async,
+              "{}dist.sync_frac = {} (DD-PPO's preemption) needs algo.async: false: the actor "
+              "thread of the async pipeline cannot count the other ranks; set one of them off",
+              c.lead("dist.sync_frac"), config.dist.sync_frac);
 }
 
 }  // namespace

@@ -48,6 +48,13 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
   loss.clip_range_vf = cfg_.clip_range_vf;
   loss.vf_coef = cfg_.vf_coef;
   loss.ent_coef = cfg_.ent_coef;
+  // Ranks with rollouts of unequal length (DD-PPO's preemption) weigh in by their samples.
+  float weight = 1.0f;
+  if (comm_ != nullptr && comm_->size() > 1 && unequal_rollouts_) {
+    std::array<double, 1> steps = {static_cast<double>(T)};
+    comm_->all_reduce_sum(steps, "the rollout lengths");
+    weight = static_cast<float>(T * comm_->size() / steps[0]);
+  }
   engine_->begin_update(r);
   if (policy_lag > 0 && cfg_.async_anchor) {
     // The proximal policy: the learner's before this update. Ratios are taken against it; the
@@ -87,7 +94,7 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
             static_cast<float>(res.loss),       static_cast<float>(res.policy_loss),
             static_cast<float>(res.value_loss), static_cast<float>(res.entropy),
             static_cast<float>(res.approx_kl),  static_cast<float>(res.clip_fraction)};
-        res.grad_norm = engine_->average_gradients(*comm_, terms);
+        res.grad_norm = engine_->average_gradients(*comm_, terms, weight);
         res.loss = terms[0], res.policy_loss = terms[1], res.value_loss = terms[2];
         res.entropy = terms[3], res.approx_kl = terms[4], res.clip_fraction = terms[5];
         all_reduce_seconds_ +=

@@ -49,6 +49,9 @@ class PpoUpdater {
   const Rng& rng() const { return rng_; }
   int consecutive_nonfinite() const { return nonfinite_streak_; }
   double all_reduce_seconds() const { return all_reduce_seconds_; }
+  // Data-parallel with DD-PPO's preemption: rollouts may differ in length across ranks, so each
+  // rank's gradients are weighted by its share of the samples (one more all-reduce per update).
+  void set_unequal_rollouts(bool on) { unequal_rollouts_ = on; }
   void set_consecutive_nonfinite(int n) { nonfinite_streak_ = n; }
 
  private:
@@ -58,6 +61,7 @@ class PpoUpdater {
   int nonfinite_streak_ = 0;
   dist::Communicator* comm_ = nullptr;
   double all_reduce_seconds_ = 0;
+  bool unequal_rollouts_ = false;
   std::vector<float> anchor_logp_;  // (T, N / num_minibatches) scratch of async_anchor
 };
 

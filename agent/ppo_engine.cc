@@ -141,13 +141,16 @@ class HostPpoEngine final : public PpoEngine {
     std::copy(logp_.begin(), logp_.end(), out.begin());
   }
 
-  double average_gradients(dist::Communicator& comm, std::span<float> extra) override {
+  double average_gradients(dist::Communicator& comm, std::span<float> extra,
+                           float weight) override {
     size_t total = extra.size();
     for (const auto& g : groups_) total += g.grads.size();
     flat_.resize(total);
     auto at = flat_.begin();
     for (const auto& g : groups_) at = std::copy(g.grads.begin(), g.grads.end(), at);
     std::copy(extra.begin(), extra.end(), at);
+    if (weight != 1.0f)
+      for (float& x : flat_) x *= weight;
     comm.all_reduce_mean(flat_, "the gradient all-reduce");
     auto from = flat_.cbegin();
     for (const auto& g : groups_) {

@@ -75,8 +75,11 @@ class PpoEngine {
   // Data-parallel training (agent/dist/): replaces the gradients of the last compute() with their
   // mean over the ranks of `comm`, together with `extra` (a few scalars riding along, averaged
   // too), in ONE all-reduce of one flat buffer; returns the global L2 norm of the averaged
-  // gradients (the norm apply() clips by). Every rank then holds the same gradients.
-  virtual double average_gradients(dist::Communicator& comm, std::span<float> extra) = 0;
+  // gradients (the norm apply() clips by). Every rank then holds the same gradients. `weight`
+  // scales this rank's gradients (and `extra`) first: with ranks of unequal rollouts (DD-PPO's
+  // preemption) each rank's share is weighted by its samples (mean weight 1 over the ranks).
+  virtual double average_gradients(dist::Communicator& comm, std::span<float> extra,
+                                   float weight = 1.0f) = 0;
   // Scales the gradients by clip_scale(grad_norm, max_grad_norm), then one Adam step with lr.
   virtual void apply(double grad_norm, double max_grad_norm, double lr) = 0;
 

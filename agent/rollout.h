@@ -41,6 +41,17 @@ struct Rollout {
     initial_state.assign(static_cast<size_t>(n) * state, 0.0f);
     last_values.assign(static_cast<size_t>(n), 0.0f);
   }
+  // Keeps the first t steps (DD-PPO's preemption ends a rollout early). Capacity stays, so the
+  // next resize() to the full length allocates nothing.
+  void truncate(int t) {
+    const auto tn = static_cast<size_t>(t) * N;
+    obs.resize(tn * obs_dim);
+    actions.resize(tn * action_dim);
+    for (auto* v : {&log_probs, &values, &rewards, &bootstrap_values, &advantages, &returns})
+      v->resize(tn);
+    for (auto* v : {&terminated, &truncated, &episode_start, &transition}) v->resize(tn);
+    T = t;
+  }
 };
 
 }  // namespace recur::agent

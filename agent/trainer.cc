@@ -112,7 +112,15 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env,
   rn.enabled = config.env.normalize_reward;
   rn.gamma = config.algo.gamma;
   rn.clip = config.env.clip_reward;
+  // DD-PPO's preemption: synchronous collection on the host learner (the counting runs on the
+  // collecting thread, which must be the one that talks to the other ranks).
+  preempt_ = comm_ != nullptr && config.dist.sync_frac > 0;
+  RECUR_CHECK(!preempt_ || learner_placement_.device == policy::Device::kCpu,
+              "dist.sync_frac = {} (preemption) needs device.learner: cpu: the CUDA learner "
+              "weighs every rank's gradients equally; set dist.sync_frac: 0",
+              config.dist.sync_frac);
   ppo_ = std::make_unique<PpoUpdater>(config.algo, std::move(engine), config.run.seed, comm_);
+  ppo_->set_unequal_rollouts(preempt_);
   agree_on_current_statistics();
   // Each env ends at most one episode per step: no reallocation while collecting.
   for (auto& ends : ends_)
@@ -135,8 +143,20 @@ double Trainer::collect_into(int slot) {
   auto& ends = ends_[slot];
   ends.clear();
   rollout_version_[slot] = actor_version_;
-  loop_->collect(config_.algo.rollout_steps, rollouts_[slot],
-                 [&](const EpisodeEnd& e) { ends.push_back(e); });
+  // DD-PPO's rule (habitat-lab's): after a quarter of the rollout, stop once sync_frac of the
+  // ranks have finished theirs.
+  std::function<bool(int)> stop_after;
+  if (preempt_) {
+    const int min_steps = std::max(1, (config_.algo.rollout_steps + 3) / 4);
+    const double needed = static_cast<double>(config_.dist.sync_frac) * comm_->size();
+    stop_after = [this, min_steps, needed](int t) {
+      return t >= min_steps && comm_->peers_done(round_) >= needed;
+    };
+  }
+  loop_->collect(
+      config_.algo.rollout_steps, rollouts_[slot], [&](const EpisodeEnd& e) { ends.push_back(e); },
+      stop_after);
+  if (preempt_) comm_->announce_done(round_);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -159,7 +179,8 @@ void Trainer::agree_on_current_statistics() {
 }
 
 void Trainer::merge_collection(int slot) {
-  const int64_t local = static_cast<int64_t>(config_.algo.rollout_steps) * config_.env.num_envs;
+  const int64_t local = static_cast<int64_t>(rollouts_[slot].T) * config_.env.num_envs;
+  if (preempt_) comm_->end_round(round_++, "the preemption round");
   if (!comm_) {
     rollout_env_steps_[slot] = loop_->env_steps();
     return;

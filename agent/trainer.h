@@ -137,6 +137,9 @@ class Trainer {
   // The version the actor holds; written only while the actor thread is not running.
   int64_t actor_version_ = 0;
   std::vector<EpisodeEnd> ends_[2];
+  // dist.sync_frac: collections done (the preemption round), and whether preemption is on.
+  int64_t round_ = 0;
+  bool preempt_ = false;
 };
 
 }  // namespace recur::agent

@@ -213,7 +213,10 @@ class CudaPpoEngine final : public PpoEngine {
   // The parameter groups' gradients are gathered into one flat device buffer (with `extra` at
   // its end), averaged in one collective (NCCL where the build has it, else staged through host
   // MPI: Debian's Open MPI is not CUDA-aware), scattered back, and their norm taken again.
-  double average_gradients(dist::Communicator& comm, std::span<float> extra) override {
+  double average_gradients(dist::Communicator& comm, std::span<float> extra,
+                           float weight) override {
+    // Unequal rollouts (dist.sync_frac) train on the host learner only (Trainer checks).
+    RECUR_ASSERT(weight == 1.0f);
     const cudaStream_t s = learner_.stream();
     size_t total = extra.size();
     for (int k = 0; k < groups_.count; ++k) total += static_cast<size_t>(groups_.segment[k].n);

@@ -56,6 +56,14 @@ class Communicator {
   virtual std::vector<std::string> all_gather(const std::string& mine, std::string_view what) = 0;
   virtual void barrier(std::string_view what) = 0;
 
+  // DD-PPO's preemption (dist.sync_frac): who has finished collecting rollout `round`.
+  // announce_done tells every other rank that this one has (once per round); peers_done counts
+  // the other ranks that have, without waiting; end_round waits until all have (so the next
+  // round's count starts clean). Point-to-point messages, polled from the thread that collects.
+  virtual void announce_done(int64_t round) = 0;
+  virtual int peers_done(int64_t round) = 0;
+  virtual void end_round(int64_t round, std::string_view what) = 0;
+
   // Ends every rank of the job now, with exit status `code` (after the caller logged why).
   [[noreturn]] virtual void abort(int code) = 0;
 };

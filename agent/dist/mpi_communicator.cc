@@ -144,6 +144,46 @@ class MpiCommunicator final : public Communicator {
     wait(request, what);
   }
 
+  // One empty message per peer and round, tagged with the round; a round's messages are all
+  // received by end_round, which every rank reaches (the collection's all-reduce follows).
+  void announce_done(int64_t round) override {
+    const int tag = round_tag(round);
+    sends_.assign(static_cast<size_t>(size_), MPI_REQUEST_NULL);
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_)
+        check(MPI_Isend(nullptr, 0, MPI_BYTE, r, tag, MPI_COMM_WORLD,
+                        &sends_[static_cast<size_t>(r)]),
+              "the preemption announcement");
+  }
+  int peers_done(int64_t round) override {
+    const int tag = round_tag(round);
+    for (;;) {
+      int arrived = 0;
+      MPI_Status status;
+      check(MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &arrived, &status),
+            "the preemption count");
+      if (!arrived) return received_;
+      check(
+          MPI_Recv(nullptr, 0, MPI_BYTE, status.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "the preemption count");
+      ++received_;
+    }
+  }
+  void end_round(int64_t round, std::string_view what) override {
+    const auto start = Clock::now();
+    while (peers_done(round) < size_ - 1) {
+      if (Clock::now() - start > timeout_) {
+        spdlog::error("rank {} of {}: waited in {} for {} s (dist.timeout_s); ending the job",
+                      rank_, size_, what, std::chrono::duration<double>(timeout_).count());
+        abort(3);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    for (auto& request : sends_)
+      if (request != MPI_REQUEST_NULL) wait(request, what);
+    received_ = 0;
+  }
+
   [[noreturn]] void abort(int code) override {
     spdlog::default_logger()->flush();
     MPI_Abort(MPI_COMM_WORLD, code);
@@ -193,8 +233,14 @@ class MpiCommunicator final : public Communicator {
     abort(3);
   }
 
+  // Tags 1..30000 for preemption rounds (0 stays free), cycling: a round's messages are all
+  // received before the next round starts.
+  static int round_tag(int64_t round) { return 1 + static_cast<int>(round % 30000); }
+
   Clock::duration timeout_;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::vector<MPI_Request> sends_;  // announce_done's, completed by end_round
+  int received_ = 0;                // peers_done's count in this round
   MPI_Comm local_ = MPI_COMM_NULL;
 };
 

@@ -65,6 +65,9 @@ class NcclCommunicator final : public Communicator {
     return host_->all_gather(mine, what);
   }
   void barrier(std::string_view what) override { host_->barrier(what); }
+  void announce_done(int64_t round) override { host_->announce_done(round); }
+  int peers_done(int64_t round) override { return host_->peers_done(round); }
+  void end_round(int64_t round, std::string_view what) override { host_->end_round(round, what); }
   [[noreturn]] void abort(int code) override {
     if (comm_ != nullptr) ncclCommAbort(comm_), comm_ = nullptr;
     host_->abort(code);

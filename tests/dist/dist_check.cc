@@ -14,6 +14,9 @@
 //                      same minibatches: all envs) and per-minibatch advantage normalization off
 //                      (it would normalize over N envs on a rank and 2N in one process), the two
 //                      must give the same weights up to float rounding after every update.
+//   preempt            dist.sync_frac 0.5 with a slow rank 1: its rollouts are cut short (never
+//                      below a quarter), the ranks still hold bit-identical weights, and the
+//                      statistics count what was collected.
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -21,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/actor_loop.h"
@@ -99,6 +103,58 @@ int identical(dist::Communicator& comm, bool async) {
   // Different envs on different ranks: their recurrent states differ.
   expect(!same_everywhere(comm, state.at("recurrent_states").dump()), rank,
          "each rank steps its own envs");
+  return failures;
+}
+
+// Rank 1's envs take 300 us more per step: a straggler for DD-PPO's preemption.
+class SlowEnv final : public envs::BatchEnv {
+ public:
+  explicit SlowEnv(std::unique_ptr<envs::BatchEnv> inner) : inner_(std::move(inner)) {}
+  int num_envs() const override { return inner_->num_envs(); }
+  const envs::Space& single_observation_space() const override {
+    return inner_->single_observation_space();
+  }
+  const envs::Space& single_action_space() const override { return inner_->single_action_space(); }
+  const std::string& id() const override { return inner_->id(); }
+  void reset(uint64_t seed) override { inner_->reset(seed); }
+  void step(std::span<const float> actions) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    inner_->step(actions);
+  }
+  std::span<const float> obs() const override { return inner_->obs(); }
+  std::span<const float> rewards() const override { return inner_->rewards(); }
+  std::span<const uint8_t> terminated() const override { return inner_->terminated(); }
+  std::span<const uint8_t> truncated() const override { return inner_->truncated(); }
+  std::span<const uint8_t> episode_start() const override { return inner_->episode_start(); }
+  std::span<const float> final_obs() const override { return inner_->final_obs(); }
+  std::span<const double> final_return() const override { return inner_->final_return(); }
+  std::span<const int> final_length() const override { return inner_->final_length(); }
+
+ private:
+  std::unique_ptr<envs::BatchEnv> inner_;
+};
+
+int preempt(dist::Communicator& comm) {
+  const int rank = comm.rank(), world = comm.size();
+  agent::TrainConfig c = small_config(false);
+  c.dist.sync_frac = 0.5f;  // of 2 ranks: stop once the other has finished
+  std::unique_ptr<envs::BatchEnv> env;
+  if (rank == 1)
+    env = std::make_unique<SlowEnv>(std::make_unique<envs::VectorEnv>(c.env.id, c.env.num_envs));
+  agent::Trainer trainer(c, std::move(env), &comm);
+  constexpr int kUpdates = 6;
+  for (int k = 0; k < kUpdates; ++k) trainer.iterate({});
+  const int64_t full = int64_t{kUpdates} * c.algo.rollout_steps * c.env.num_envs * world;
+  const int64_t collected = trainer.env_steps();
+  expect(collected < full && collected >= full * 5 / 8, rank,
+         "the straggler's rollouts were cut short, never below a quarter (" +
+             std::to_string(collected) + " of " + std::to_string(full) + " env steps)");
+  expect(same_everywhere(comm, dist::fingerprint(trainer.policy_tensors())), rank,
+         "bit-identical weights and normalizer statistics with rollouts of unequal length");
+  const auto state = nlohmann::json::parse(trainer.save_state());
+  const double count = state.at("obs_norm").at("count").get<double>();
+  expect(std::abs(count - 1e-4 - static_cast<double>(collected)) < 1e-6, rank,
+         "the observation statistics count every collected observation once");
   return failures;
 }
 
@@ -215,8 +271,10 @@ int main(int argc, char** argv) {
     local = identical(*comm, argc > 2 && std::string(argv[2]) == "async");
   else if (mode == "parity")
     local = parity(*comm);
+  else if (mode == "preempt")
+    local = preempt(*comm);
   else {
-    std::fprintf(stderr, "usage: mpirun -np 2 dist_check identical [async] | parity\n");
+    std::fprintf(stderr, "usage: mpirun -np 2 dist_check identical [async] | parity | preempt\n");
     return 2;
   }
   std::array<int64_t, 1> any = {local};

@@ -19,7 +19,9 @@
 //                      statistics count what was collected.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -258,6 +260,26 @@ int parity(dist::Communicator& comm) {
   return failures;
 }
 
+// Not a test: the cost of one gradient all-reduce of `floats` floats on these ranks (median of
+// 200 after 20 warm-up calls), for docs/PERFORMANCE.md's scaling model.
+int bench(dist::Communicator& comm, size_t floats) {
+  std::vector<float> buffer(floats, 1.0f);
+  std::vector<double> seconds;
+  for (int i = 0; i < 220; ++i) {
+    comm.barrier("bench");
+    const auto t0 = std::chrono::steady_clock::now();
+    comm.all_reduce_mean(buffer, "bench");
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  seconds.erase(seconds.begin(), seconds.begin() + 20);
+  std::sort(seconds.begin(), seconds.end());
+  if (comm.rank() == 0)
+    std::printf("all-reduce of %zu floats (%.0f KB) over %d ranks: median %.1f us, min %.1f us\n",
+                floats, static_cast<double>(floats) * 4 / 1000, comm.size(),
+                seconds[seconds.size() / 2] * 1e6, seconds.front() * 1e6);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -273,8 +295,12 @@ int main(int argc, char** argv) {
     local = parity(*comm);
   else if (mode == "preempt")
     local = preempt(*comm);
+  else if (mode == "bench")
+    local = bench(*comm, argc > 2 ? std::stoul(argv[2]) : 46539);
   else {
-    std::fprintf(stderr, "usage: mpirun -np 2 dist_check identical [async] | parity | preempt\n");
+    std::fprintf(
+        stderr,
+        "usage: mpirun -np 2 dist_check identical [async] | parity | preempt | bench [FLOATS]\n");
     return 2;
   }
   std::array<int64_t, 1> any = {local};

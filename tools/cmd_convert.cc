@@ -121,6 +121,7 @@ void show(const std::string& path) {
 // continuous policy's mean is clamped to the action box of its recorded env when the registry
 // knows that env.
 void export_onnx(const std::string& in, const std::string& out, const LayoutArgs& args) {
+  policy::convert::require_onnx_export();
   if (args.forget_bias_option->count() || !args.names.empty())
     spdlog::warn("--forget-bias and --names are ignored for onnx (it exports the whole policy)");
   const agent::PolicyTarget target = agent::load_policy_target(in, "", /*foreign_env_ok=*/true);

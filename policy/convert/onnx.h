@@ -19,10 +19,12 @@
 // episode, and each *_out is fed back as the matching *_in. The model's doc_string and
 // metadata_props carry these names and shapes, the spec and the action box.
 //
-// Opset 13 (IR version 7): the lowest opset in which every op used here has its current form
-// (Split, Squeeze and Unsqueeze with their sizes and axes as inputs, Clip with min/max inputs),
-// so the widest set of runtimes loads the file (ONNX Runtime since 1.6, TensorRT 7.2+, OpenVINO
-// 2021+, onnx2tf); nothing newer is needed.
+// Opset 13 (IR version 7, ONNX 1.8 of 2020): the lowest opset in which every op used here has
+// its current form (Split, Squeeze and Unsqueeze take sizes and axes as inputs, Clip takes
+// min/max as inputs; LSTM/GRU/RNN are version 7, identical to 14 but for the batch-first layout
+// that ONNX Runtime's CPU kernels reject anyway), so runtimes released since late 2020 (ONNX
+// Runtime 1.6 and later) load the file; no op needs anything newer. libonnx 1.12 checks up to
+// opset 17 and IR 8.
 //
 // Cores: LSTM without cell clip, GRU and RNN use ONNX's fused LSTM / GRU (linear_before_reset=1,
 // cuDNN's "reset after" form) / RNN (Tanh or Relu), one node per layer, weights permuted into
@@ -72,6 +74,8 @@ OnnxInterface onnx_interface(const PolicySpec& spec);
 // False in a build of recur without libonnx (RECUR_ONNX=OFF, or AUTO that did not find it):
 // then the functions below throw recur::Error saying how to get it.
 bool onnx_export_available();
+// Throws that recur::Error when !onnx_export_available(): callers check before any other work.
+void require_onnx_export();
 
 // The serialized ModelProto, checked by onnx::checker. Throws recur::Error naming a tensor the
 // export cannot use (missing, misshapen, non-finite) or a bad action box.

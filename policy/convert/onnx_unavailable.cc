@@ -19,6 +19,10 @@ bool onnx_export_available() {
   return false;
 }
 
+void require_onnx_export() {
+  unavailable();
+}
+
 std::string policy_to_onnx(const PolicySpec&, const TensorMap&, const OnnxExportOptions&) {
   unavailable();
 }

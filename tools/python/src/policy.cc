@@ -85,6 +85,7 @@ class PyPolicy {
   // The whole actor as an ONNX model, as `recur convert export --to onnx` writes it; returns
   // whether the mean of a continuous policy is clamped to a known action box.
   bool export_onnx(const std::string& path) const {
+    policy::convert::require_onnx_export();
     const policy::convert::OnnxExportOptions options = agent::onnx_export_options(target_);
     py::gil_scoped_release unlocked;
     policy::convert::save_policy_onnx(path, spec(), target_.checkpoint.tensors, options);

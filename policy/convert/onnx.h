@@ -51,7 +51,8 @@ struct OnnxExportOptions {
   // Continuous actions: the env's action box (action_dim values each). `actions` is the mean
   // clamped into it, as the env would clamp it; empty: the box is unknown, `actions` = `mean`.
   std::vector<float> action_low, action_high;
-  // Extra metadata_props (e.g. "env.id"); the export's own keys take precedence.
+  // Extra metadata_props (the CLI passes the checkpoint's: "run.env_id", ...); the export's own
+  // keys take precedence.
   std::map<std::string, std::string> metadata;
 };
 

@@ -4,6 +4,7 @@
 
 #include "agent/train_job.h"
 #include "core/error.h"
+#include "envs/registry.h"
 
 namespace recur::agent {
 
@@ -49,6 +50,24 @@ PolicyTarget load_policy_target(const std::string& target, const std::string& en
     }
   }
   return t;
+}
+
+policy::convert::OnnxExportOptions onnx_export_options(const PolicyTarget& target) {
+  policy::convert::OnnxExportOptions options;
+  options.metadata = target.checkpoint.metadata;
+  options.metadata["recur.source"] = target.path.string();
+  const policy::PolicySpec& spec = target.checkpoint.spec;
+  if (spec.action_kind != policy::ActionKind::kContinuous || target.env_id.empty() ||
+      !target.env_source.empty() || !envs::registry().find(target.env_id))
+    return options;
+  const auto env = envs::make(target.env_id, target.env_options);
+  const envs::Space& space = env->action_space();
+  RECUR_CHECK(!space.is_discrete() && space.flat_size() == spec.action_dim,
+              "{}: the policy gives {} continuous actions, but its env {} has action space {}",
+              target.path.string(), spec.action_dim, target.env_id, space.to_string());
+  options.action_low = space.low();
+  options.action_high = space.high();
+  return options;
 }
 
 }  // namespace recur::agent

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/options.h"
+#include "policy/convert/onnx.h"
 #include "policy/policy_checkpoint.h"
 
 namespace recur::agent {
@@ -29,5 +30,13 @@ struct PolicyTarget {
 // them.
 PolicyTarget load_policy_target(const std::string& target, const std::string& env_override = "",
                                 bool foreign_env_ok = false);
+
+// How `recur convert export --to onnx` and recur.Policy.export_onnx export a target: its
+// checkpoint's metadata and path in the model's metadata and, for a continuous policy, the
+// action box of the env it records (from the registry, with the recorded options) to clamp the
+// mean to. The box stays empty for a target that records no env or one the registry does not
+// hold (a Python env, a plugin's env whose plugin is not loaded). Throws recur::Error when the
+// env's action space does not fit the policy.
+policy::convert::OnnxExportOptions onnx_export_options(const PolicyTarget& target);
 
 }  // namespace recur::agent

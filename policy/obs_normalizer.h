@@ -45,6 +45,12 @@ class ObsNormalizer {
   void set_frozen(bool frozen) { frozen_ = frozen; }
   bool frozen() const { return frozen_; }
 
+  // The float32 statistics normalize() computes with, (dim) each: mean and
+  // sqrt(var + epsilon), rounded as it rounds them (the ONNX export bakes these in, so that its
+  // normalized observations are bit-identical to normalize()'s).
+  std::span<const float> normalize_mean() const { return mean_f_; }
+  std::span<const float> normalize_std() const { return std_f_; }
+
   std::span<const double> mean() const { return mean_; }  // (dim)
   std::span<const double> var() const { return var_; }    // (dim)
   double count() const { return count_; }

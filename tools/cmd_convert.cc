@@ -3,11 +3,14 @@
 //
 //   recur convert show CKPT
 //   recur convert export CKPT --to tf-lstm-block|keras --out FILE [--forget-bias F] [--prefix P]
+//   recur convert export CKPT|RUN_DIR --to onnx --out policy.onnx
 //   recur convert import FILE --from tf-lstm-block|keras --out CKPT [--forget-bias F]
 //
 // Foreign files are safetensors too, with the framework's variable names (see --names); the
 // export records the layout and forget_bias in the file's metadata, and the import reads
-// forget_bias back from there unless --forget-bias is given.
+// forget_bias back from there unless --forget-bias is given. `--to onnx` is another kind of
+// export: the whole actor of a policy checkpoint (normalizer, encoder, cores, heads, action) as
+// one ONNX model that ONNX Runtime runs without recur (policy/convert/onnx.h).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -16,11 +19,13 @@
 #include <memory>
 #include <string>
 
+#include "agent/policy_target.h"
 #include "core/error.h"
 #include "policy/canonical_weights.h"
 #include "policy/checkpoint.h"
 #include "policy/convert/core_metadata.h"
 #include "policy/convert/keras.h"
+#include "policy/convert/onnx.h"
 #include "policy/convert/tf_lstm_block.h"
 #include "tools/commands.h"
 
@@ -32,16 +37,17 @@ using policy::Checkpoint;
 using policy::CoreSpec;
 using policy::TensorMap;
 
-constexpr const char* kLayouts = "tf-lstm-block, keras";
+constexpr const char* kLayouts = "tf-lstm-block, keras, onnx";
 constexpr const char* kLayoutKey = "recur.layout";
 constexpr const char* kForgetBiasKey = "recur.forget_bias";
 constexpr const char* kCellClipKey = "recur.cell_clip";
 
-enum class Layout { kTfLstmBlock, kKeras };
+enum class Layout { kTfLstmBlock, kKeras, kOnnx };
 
 Layout parse_layout(const std::string& name) {
   if (name == "tf-lstm-block") return Layout::kTfLstmBlock;
   if (name == "keras") return Layout::kKeras;
+  if (name == "onnx") return Layout::kOnnx;
   throw Error(fmt::format("layout '{}' is unknown; known layouts: {}", name, kLayouts));
 }
 
@@ -111,9 +117,39 @@ void show(const std::string& path) {
   }
 }
 
+// The whole policy of a checkpoint or run directory (as `recur eval` loads it) as ONNX; a
+// continuous policy's mean is clamped to the action box of its recorded env when the registry
+// knows that env.
+void export_onnx(const std::string& in, const std::string& out, const LayoutArgs& args) {
+  policy::convert::require_onnx_export();
+  if (args.forget_bias_option->count() || !args.names.empty())
+    spdlog::warn("--forget-bias and --names are ignored for onnx (it exports the whole policy)");
+  const agent::PolicyTarget target = agent::load_policy_target(in, "", /*foreign_env_ok=*/true);
+  const policy::PolicySpec& spec = target.checkpoint.spec;
+  const policy::convert::OnnxExportOptions options = agent::onnx_export_options(target);
+  if (spec.action_kind == policy::ActionKind::kContinuous && options.action_low.empty())
+    spdlog::warn(
+        "the action box of env '{}' is unknown here (not in the registry): the model's "
+        "actions are the unclamped mean; clamp them as the env does",
+        target.env_id);
+  policy::convert::save_policy_onnx(out, spec, target.checkpoint.tensors, options);
+  std::vector<std::string> inputs, outputs;
+  const auto io = policy::convert::onnx_interface(spec);
+  for (const auto& t : io.inputs)
+    inputs.push_back(fmt::format("{} [{}]", t.name, fmt::join(t.shape, ", ")));
+  for (const auto& t : io.outputs)
+    outputs.push_back(fmt::format("{} [{}]", t.name, fmt::join(t.shape, ", ")));
+  fmt::print("exported the {} policy ({} {} x{}) of {} to {} (ONNX opset {})\n",
+             spec.action_kind == policy::ActionKind::kDiscrete ? "discrete" : "continuous",
+             policy::to_string(spec.cell), spec.hidden, spec.layers, target.path.string(), out,
+             policy::convert::kOnnxOpset);
+  fmt::print("  inputs  {}\n  outputs {}\n", fmt::join(inputs, ", "), fmt::join(outputs, ", "));
+}
+
 void export_core(const std::string& in, const std::string& out, const std::string& prefix,
                  const LayoutArgs& args) {
   const Layout layout = parse_layout(args.layout);
+  if (layout == Layout::kOnnx) return export_onnx(in, out, args);
   const Checkpoint ckpt = policy::load_checkpoint(in);
   const CoreSpec spec = policy::convert::read_core_spec(ckpt, prefix);
   const auto weights = policy::CanonicalWeights::from_tensors(spec, ckpt.tensors, prefix);
@@ -141,6 +177,9 @@ void export_core(const std::string& in, const std::string& out, const std::strin
 
 void import_core(const std::string& in, const std::string& out, const LayoutArgs& args) {
   const Layout layout = parse_layout(args.layout);
+  RECUR_CHECK(layout != Layout::kOnnx,
+              "--from onnx: recur exports ONNX models but does not import them; import from "
+              "tf-lstm-block or keras");
   const Checkpoint foreign = policy::load_checkpoint(in);
   const auto meta = [&](const char* key) {
     const auto it = foreign.metadata.find(key);
@@ -193,7 +232,9 @@ void import_core(const std::string& in, const std::string& out, const LayoutArgs
 
 void add_convert_command(CLI::App& app, int& exit_code) {
   auto* convert = app.add_subcommand(
-      "convert", "Convert a recurrent core between recur checkpoints and TF/Keras layouts");
+      "convert",
+      "Convert a recurrent core between recur checkpoints and TF/Keras layouts; export a policy "
+      "as ONNX");
   convert->require_subcommand(1);
 
   auto* show_cmd = convert->add_subcommand("show", "Print a checkpoint's metadata and tensors");
@@ -210,11 +251,15 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   };
   auto ex = std::make_shared<ExportArgs>();
   auto* export_cmd =
-      convert->add_subcommand("export", "Write a checkpoint's core in another framework's layout");
-  export_cmd->add_option("checkpoint", ex->in, "A recur checkpoint")->required();
+      convert->add_subcommand("export",
+                              "Write a checkpoint's core in another framework's layout, or its "
+                              "whole policy as ONNX (--to onnx)");
+  export_cmd->add_option("checkpoint", ex->in, "A recur checkpoint (onnx: or a run directory)")
+      ->required();
   export_cmd->add_option("--to", ex->layout.layout, fmt::format("Target layout: {}", kLayouts))
       ->required();
-  export_cmd->add_option("--out", ex->out, "Output safetensors file")->required();
+  export_cmd->add_option("--out", ex->out, "Output safetensors file (onnx: the .onnx model)")
+      ->required();
   export_cmd->add_option("--prefix", ex->prefix, "Name prefix of the core's canonical tensors")
       ->capture_default_str();
   add_layout_options(export_cmd, ex->layout);

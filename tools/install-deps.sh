@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev
   libcairo2-dev libhdf5-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
   libprotobuf-dev protobuf-compiler libboost-dev libssl-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin libonnx-dev
 )
 
 missing=()

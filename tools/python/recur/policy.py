@@ -146,6 +146,22 @@ class Policy:
             return out_actions, new_state, {"log_prob": log_probs, "value": values}
         return out_actions, new_state
 
+    def export_onnx(self, path: str | os.PathLike) -> str:
+        """Writes the whole actor (normalizer, encoder, cores, heads, deterministic action) as an
+        ONNX model that ONNX Runtime runs without recur, as ``recur convert export CKPT --to onnx
+        --out PATH`` does; returns the path.
+
+        Inputs: ``obs`` float32 ``(batch, obs_dim)``, ``episode_start`` float32 ``(batch,)``
+        (nonzero: zero the row's state first), ``h_in`` (and ``c_in`` for an LSTM) float32
+        ``(layers, batch, hidden)``, and ``critic_h_in``/``critic_c_in`` for a separate critic
+        core. Outputs: ``actions`` (int64 argmax, or the mean clamped to the env's action box),
+        ``logits`` or ``mean`` and ``log_std``, ``value``, and ``*_out`` for every ``*_in``. The
+        model's metadata_props list them. Raises recur.Error when the checkpoint cannot be
+        exported or the path cannot be written (an existing file is then left as it was)."""
+        path = os.fspath(path)
+        self._core.export_onnx(path)
+        return path
+
     def __repr__(self) -> str:
         return (
             f"Policy({self.path!r}, env={self.env_id!r}, device={self.device!r}, "

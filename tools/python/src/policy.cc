@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "gym_env.h"
+#include "policy/convert/onnx.h"
 #include "policy/device_choice.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_checkpoint.h"
@@ -79,6 +80,16 @@ class PyPolicy {
     pa.set_states(s.span());
     pa.act(o.span(), e.span(), rng_, deterministic, a.span(), lp.span(), v.span());
     pa.get_states(ns.span());
+  }
+
+  // The whole actor as an ONNX model, as `recur convert export --to onnx` writes it; returns
+  // whether the mean of a continuous policy is clamped to a known action box.
+  bool export_onnx(const std::string& path) const {
+    policy::convert::require_onnx_export();
+    const policy::convert::OnnxExportOptions options = agent::onnx_export_options(target_);
+    py::gil_scoped_release unlocked;
+    policy::convert::save_policy_onnx(path, spec(), target_.checkpoint.tensors, options);
+    return !options.action_low.empty();
   }
 
  private:
@@ -189,7 +200,9 @@ void bind_policy(py::module_& m) {
       .def_property_readonly("state_size", [](const PyPolicy& p) { return p.spec().state_size(); })
       .def("act", &PyPolicy::act, py::arg("n"), py::arg("obs"), py::arg("state"),
            py::arg("episode_start"), py::arg("deterministic"), py::arg("actions"),
-           py::arg("new_state"), py::arg("log_probs"), py::arg("values"));
+           py::arg("new_state"), py::arg("log_probs"), py::arg("values"))
+      .def("export_onnx", &PyPolicy::export_onnx, py::arg("path"));
+  m.attr("onnx_export_available") = policy::convert::onnx_export_available();
 
   m.def("evaluate", &evaluate, py::arg("checkpoint"), py::arg("episodes") = 10,
         py::arg("seed") = 12345, py::arg("num_envs") = 4, py::arg("deterministic") = false,

@@ -158,8 +158,9 @@ void bind_envs(py::module_& m) {
           [](const envs::VectorEnv& v) { return space_dict(v.single_action_space()); })
       .def_property_readonly("max_episode_steps",
                              [](const envs::VectorEnv& v) { return v.env(0).max_episode_steps(); })
-      .def("reset", &envs::VectorEnv::reset, py::arg("seed"),
-           "Env i restarts with derive_seed(seed, i), as in recur's training and evaluation.")
+      .def(
+          "reset", [](envs::VectorEnv& v, uint64_t seed) { v.reset(seed); }, py::arg("seed"),
+          "Env i restarts with derive_seed(seed, i), as in recur's training and evaluation.")
       .def(
           "reset_each",
           [](envs::VectorEnv& v, const std::vector<std::optional<uint64_t>>& seeds) {

@@ -77,8 +77,7 @@ std::unique_ptr<Communicator> make_communicator(const DistConfig& config);
 std::unique_ptr<Communicator> with_device_path(std::unique_ptr<Communicator> host, int cuda_device,
                                                const DistConfig& config);
 
-// Whether this build has MPI (cmake -DRECUR_MPI=...), and NCCL for CUDA learners.
+// Whether this build has MPI (cmake -DRECUR_MPI=...).
 bool mpi_available();
-bool nccl_available();
 
 }  // namespace recur::agent::dist

@@ -19,14 +19,6 @@ bool mpi_available() {
 #endif
 }
 
-bool nccl_available() {
-#ifdef RECUR_WITH_NCCL
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::unique_ptr<Communicator> make_communicator(const DistConfig& config) {
   if (config.backend == "none") return nullptr;
   RECUR_CHECK(config.backend == "mpi", "dist.backend = '{}': expected none or mpi", config.backend);

@@ -170,15 +170,7 @@ class MpiCommunicator final : public Communicator {
     }
   }
   void end_round(int64_t round, std::string_view what) override {
-    const auto start = Clock::now();
-    while (peers_done(round) < size_ - 1) {
-      if (Clock::now() - start > timeout_) {
-        spdlog::error("rank {} of {}: waited in {} for {} s (dist.timeout_s); ending the job",
-                      rank_, size_, what, std::chrono::duration<double>(timeout_).count());
-        abort(3);
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    poll_until([&] { return peers_done(round) >= size_ - 1; }, what);
     for (auto& request : sends_)
       if (request != MPI_REQUEST_NULL) wait(request, what);
     received_ = 0;
@@ -200,15 +192,24 @@ class MpiCommunicator final : public Communicator {
     wait(request, what);
   }
 
-  // Polls the request to completion: spins (yielding) for the first 200 microseconds, which is
-  // what an all-reduce on one host takes, then sleeps 100 microseconds between polls.
   void wait(MPI_Request& request, std::string_view what) {
+    poll_until(
+        [&] {
+          int done = 0;
+          check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+          return done != 0;
+        },
+        what);
+  }
+
+  // Polls done() (each call lets MPI progress) until it holds: spins (yielding) for the first 200
+  // microseconds, which is what an all-reduce on one host takes, then sleeps 100 microseconds
+  // between polls. Past dist.timeout_s it ends the job.
+  template <typename Done>
+  void poll_until(Done&& done, std::string_view what) {
     const auto start = Clock::now();
     const auto spin_until = start + std::chrono::microseconds(200);
-    for (int polls = 0;; ++polls) {
-      int done = 0;
-      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
-      if (done) return;
+    while (!done()) {
       const auto now = Clock::now();
       if (now - start > timeout_) {
         spdlog::error(

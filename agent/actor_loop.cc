@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "agent/env_output_checks.h"
+
 namespace recur::agent {
 
 void RewardNormalizer::update_and_scale(std::span<float> rewards, std::span<const uint8_t> done) {
@@ -60,6 +62,7 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
   for (int t = 0; t < T; ++t) {
     const auto tn = static_cast<size_t>(t) * N;
     const auto obs = venv_.obs();
+    if (t == 0) check_env_obs(venv_, env_steps_);  // later steps were checked after stepping
     if (normalize_obs_) {
       actor_.normalizer().update(N, obs);
       if (tracking_) obs_delta_.add(N, obs);
@@ -74,6 +77,7 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
 
     venv_.step(actions_);
     env_steps_ += N;
+    check_env_step(venv_, env_steps_);
     std::copy(venv_.rewards().begin(), venv_.rewards().end(), rewards_.begin());
     reward_norm_.update_and_scale(rewards_, venv_.episode_start());
     std::copy(rewards_.begin(), rewards_.end(), r.rewards.begin() + tn);

@@ -67,7 +67,7 @@ class ActorLoop {
   }
   dist::Moments& obs_delta() { return obs_delta_; }
   dist::Moments& reward_delta() { return reward_delta_; }
-  int64_t env_steps() const { return env_steps_; }
+  int64_t env_steps() const { return env_steps_; }  // of this batch, N per step
   void set_env_steps(int64_t s) { env_steps_ = s; }
 
  private:

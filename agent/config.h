@@ -72,7 +72,13 @@ struct AlgoConfig {
   float target_kl = 0.0f;  // 0 = off; else stop the epochs when approx KL exceeds it
   bool normalize_advantage = true;
   float adam_eps = 1e-5f;
-  int max_nonfinite_updates = 5;  // abort after this many skipped (non-finite) updates in a row
+  // A minibatch whose loss or gradient norm is NaN or infinite: "stop" ends the run with an error
+  // naming the update and the quantity (nothing non-finite reaches the weights or a checkpoint);
+  // "skip" drops that minibatch's step with a warning and goes on, ending the run only after
+  // max_nonfinite_updates updates in a row with such minibatches. Non-finite parameters always
+  // stop the run.
+  std::string on_nonfinite = "stop";
+  int max_nonfinite_updates = 5;  // on_nonfinite: skip only
   // Pipelined actor-learner: the actor collects the next rollout (on its own thread, with the
   // weights of the previous update) while the learner trains on the last one. Policy lag is
   // exactly 1 update; PPO's ratio against the stored behaviour log-probs corrects it.

@@ -136,6 +136,7 @@ void check_algo(const Checker& c, const AlgoConfig& a, const EnvConfig& e) {
   c.require(a.target_kl >= 0 && std::isfinite(a.target_kl), "algo.target_kl", a.target_kl,
             ">= 0 (0 = off)");
   c.require(a.adam_eps > 0 && std::isfinite(a.adam_eps), "algo.adam_eps", a.adam_eps, "> 0");
+  c.require_choice("algo.on_nonfinite", a.on_nonfinite, {"stop", "skip"});
   c.require(a.max_nonfinite_updates >= 1, "algo.max_nonfinite_updates", a.max_nonfinite_updates,
             ">= 1");
 }

@@ -100,6 +100,7 @@ const std::vector<Section>& sections() {
         field("async", &T::algo, &A::async),
         field("async_anchor", &T::algo, &A::async_anchor),
         field("adam_eps", &T::algo, &A::adam_eps),
+        field("on_nonfinite", &T::algo, &A::on_nonfinite),
         field("max_nonfinite_updates", &T::algo, &A::max_nonfinite_updates)}},
       {"run",
        {field("total_env_steps", &T::run, &R::total_env_steps), field("seed", &T::run, &R::seed),

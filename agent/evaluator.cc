@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "agent/env_output_checks.h"
 #include "core/error.h"
 #include "envs/vector_env.h"
 #include "policy/policy_actor.h"
@@ -57,9 +58,13 @@ EvalResult evaluate_policy(const policy::PolicySpec& spec, const policy::TensorM
   std::vector<uint8_t> starts(venv.episode_start().begin(), venv.episode_start().end());
   EvalResult result;
   int finished = 0;
+  int64_t steps = 0;
   while (finished < config.episodes) {
+    if (steps == 0) check_env_obs(venv, 0);
     actor.act(venv.obs(), starts, rng, config.deterministic, actions, lp, v);
     venv.step(actions);
+    steps += n;
+    check_env_step(venv, steps);
     for (int i = 0; i < n; ++i) {
       if (!venv.episode_start()[i]) continue;
       auto& d = done[static_cast<size_t>(i)];

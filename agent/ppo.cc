@@ -11,8 +11,23 @@
 #include "agent/dist/communicator.h"
 #include "agent/gae.h"
 #include "core/error.h"
+#include "core/finite.h"
 
 namespace recur::agent {
+namespace {
+
+// Which of a minibatch's numbers went non-finite first: the loss term, else the gradient.
+std::string describe_nonfinite(const MinibatchResult& r) {
+  const auto terms = fmt::format("policy loss {}, value loss {}, entropy {}, gradient norm {}",
+                                 r.policy_loss, r.value_loss, r.entropy, r.grad_norm);
+  if (!std::isfinite(r.value_loss)) return "the value loss is non-finite (" + terms + ")";
+  if (!std::isfinite(r.policy_loss)) return "the policy loss is non-finite (" + terms + ")";
+  if (!std::isfinite(r.entropy)) return "the entropy is non-finite (" + terms + ")";
+  if (!std::isfinite(r.loss)) return fmt::format("the loss is non-finite ({}, {})", r.loss, terms);
+  return "the gradient norm is non-finite (" + terms + ")";
+}
+
+}  // namespace
 
 PpoUpdater::PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engine, uint64_t seed,
                        dist::Communicator* comm)
@@ -75,6 +90,7 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
     engine_->begin_update(r);  // an engine that copies the rollout sees the new columns
   }
   double kl_sum = 0, clip_sum = 0, pg_sum = 0, vl_sum = 0, ent_sum = 0, gn_sum = 0;
+  std::string first_skip;  // algo.on_nonfinite: skip: where and what, for the warning
   for (int epoch = 0; epoch < cfg_.epochs; ++epoch) {
     std::iota(order.begin(), order.end(), 0);
     for (int i = N - 1; i > 0; --i)
@@ -102,21 +118,18 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
       }
       const double gnorm = res.grad_norm;
       if (!std::isfinite(res.loss) || !std::isfinite(gnorm)) {
-        ++nonfinite_streak_;
-        ++stats.skipped;
-        spdlog::warn(
-            "update at env step {} skipped: non-finite {} (loss {}, grad norm {}); {} in "
-            "a row",
-            env_steps, std::isfinite(res.loss) ? "gradient" : "loss", res.loss, gnorm,
-            nonfinite_streak_);
-        RECUR_CHECK(nonfinite_streak_ < cfg_.max_nonfinite_updates,
-                    "aborting at env step {}: {} updates in a row had a non-finite loss or "
-                    "gradient (last: loss {}, grad norm {}); lower algo.learning_rate or check "
-                    "the env's rewards",
-                    env_steps, nonfinite_streak_, res.loss, gnorm);
+        const std::string where =
+            fmt::format("the update at env step {} (epoch {} of {}, minibatch {} of {})",
+                        env_steps, epoch + 1, cfg_.epochs, mb + 1, cfg_.num_minibatches);
+        if (cfg_.on_nonfinite == "stop")
+          throw NonFiniteUpdate(fmt::format(
+              "{}: {}; no step was taken. Lower algo.learning_rate (or raise algo.adam_eps, "
+              "lower algo.max_grad_norm), check the env's rewards and observations for huge "
+              "values, or set algo.on_nonfinite: skip to drop such minibatches",
+              where, describe_nonfinite(res)));
+        if (stats.skipped++ == 0) first_skip = where + ": " + describe_nonfinite(res);
         continue;
       }
-      nonfinite_streak_ = 0;
       engine_->apply(gnorm, cfg_.max_grad_norm, stats.learning_rate);
       pg_sum += res.policy_loss, vl_sum += res.value_loss, ent_sum += res.entropy;
       kl_sum += res.approx_kl, clip_sum += res.clip_fraction;
@@ -128,6 +141,31 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
     stats.epochs_run = epoch + 1;
     if (cfg_.target_kl > 0 && epoch_mbs > 0 && epoch_kl / epoch_mbs > 1.5 * cfg_.target_kl) break;
   }
+  // algo.on_nonfinite: skip. A bad rollout is bad in every epoch, so the streak that ends the run
+  // counts updates with skipped minibatches, not the minibatches themselves.
+  if (stats.skipped > 0) {
+    ++nonfinite_streak_;
+    const int total = stats.skipped + stats.minibatches;
+    spdlog::warn("skipped {} of {} minibatches (algo.on_nonfinite: skip), the first: {}; {} "
+                 "update(s) in a row with skips",
+                 stats.skipped, total, first_skip, nonfinite_streak_);
+    if (nonfinite_streak_ >= cfg_.max_nonfinite_updates)
+      throw NonFiniteUpdate(fmt::format(
+          "{} updates in a row had minibatches with a non-finite loss or gradient "
+          "(algo.max_nonfinite_updates = {}); the last one's first: {}. Lower "
+          "algo.learning_rate or check the env's rewards and observations",
+          nonfinite_streak_, cfg_.max_nonfinite_updates, first_skip));
+  } else {
+    nonfinite_streak_ = 0;
+  }
+  // Finite gradients, clipped, and a finite step can still overflow a weight (a learning rate near
+  // the float range): such weights must never reach the actor or a checkpoint.
+  for (const auto& [name, t] : engine_->to_tensors())
+    if (const auto bad = first_nonfinite(std::span<const float>(t.data)))
+      throw NonFiniteUpdate(fmt::format(
+          "the update at env step {} left parameter {} non-finite ({} at {}); lower "
+          "algo.learning_rate",
+          env_steps, name, t.data[*bad], describe_index(*bad, t.shape)));
   if (stats.minibatches > 0) {
     const double k = stats.minibatches;
     stats.policy_loss = pg_sum / k, stats.value_loss = vl_sum / k, stats.entropy = ent_sum / k;

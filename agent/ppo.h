@@ -2,8 +2,9 @@
 // WHOLE env sequences (T steps of a subset of the envs, replayed through the sequence executor
 // from their stored initial states with the stored episode-start resets), the clipped surrogate,
 // the (optionally clipped) value loss, the entropy bonus, global grad-norm clipping and Adam.
-// A non-finite loss or gradient skips the minibatch's update with a warning; after
-// max_nonfinite_updates in a row the run aborts. Nothing non-finite reaches the weights.
+// A non-finite loss or gradient norm stops the run (algo.on_nonfinite: stop, NonFiniteUpdate) or
+// skips that minibatch's step (skip: one warning per update; after max_nonfinite_updates updates
+// in a row with skips the run stops). Nothing non-finite reaches the weights: parameters are checked after every update.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,18 @@
 #include "agent/config.h"
 #include "agent/ppo_engine.h"
 #include "agent/rollout.h"
+#include "core/error.h"
 #include "core/rng.h"
 #include "policy/policy_learner.h"
 
 namespace recur::agent {
+
+// A non-finite loss, gradient or parameter ended the update: the trainer's weights are those of
+// before the offending step (or non-finite parameters, which the job never saves).
+class NonFiniteUpdate : public Error {
+ public:
+  using Error::Error;
+};
 
 struct UpdateStats {
   double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;

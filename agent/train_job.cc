@@ -115,6 +115,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   int64_t next_ckpt = config.run.checkpoint_every > 0 ? config.run.checkpoint_every : -1;
   std::optional<double> best;
   double elapsed_before = 0;
+  int64_t saved_steps = -1;  // env steps of the latest checkpoint on disk (-1: none yet)
   if (resuming) {
     RECUR_CHECK(std::filesystem::exists(run_dir->trainer_state()),
                 "{} has no trainer state ({}): it never wrote a checkpoint with resume state; "
@@ -155,6 +156,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     next_ckpt = job.at("next_ckpt");
     if (!job.at("best").is_null()) best = job.at("best").get<double>();
     elapsed_before = job.at("elapsed");
+    saved_steps = job.at("env_steps").get<int64_t>();
     spdlog::info("resumed at {} env steps", trainer.env_steps());
   }
   // Before any rank trains: the same build, config, env and weights everywhere.
@@ -215,6 +217,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     }
     if (!lead) return;
     save(run_dir->latest_checkpoint());
+    saved_steps = trainer.env_steps();
     nlohmann::json job = {{"env_steps", trainer.env_steps()},
                           {"returns", returns},
                           {"lengths", lengths},
@@ -358,13 +361,39 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       last_print = elapsed;
     }
   };
+  // A non-finite loss, gradient or weight (ppo.h) ends the run without writing anything more: the
+  // latest checkpoint on disk stays the last good one, and the message says how to go on.
+  const auto explain_nonfinite = [&](const NonFiniteUpdate& e) {
+    if (!lead) return Error(e.what());
+    const auto latest = run_dir->latest_checkpoint();
+    if (saved_steps < 0)
+      return Error(fmt::format(
+          "{}\nThe run stopped before its first checkpoint; nothing was saved in {}. Start it "
+          "again with the changes above.",
+          e.what(), run_dir->path().string()));
+    return Error(fmt::format(
+        "{}\nThe run stopped; nothing was written after the last good checkpoint, {} ({} env "
+        "steps). Go on from it with: recur train --resume {} --set KEY=VALUE (e.g. "
+        "algo.learning_rate)",
+        e.what(), latest.string(), saved_steps, run_dir->path().string()));
+  };
   // Async: the rollout collected during the last update is trained on before the trainer's
   // state is saved (evaluations save it too), so that a resume continues exactly.
   const auto settle = [&] {
-    if (trainer.pending()) log_iteration(trainer.settle());
+    if (!trainer.pending()) return;
+    try {
+      log_iteration(trainer.settle());
+    } catch (const NonFiniteUpdate& e) {
+      throw explain_nonfinite(e);
+    }
   };
   while (!trainer.done()) {
-    const IterationStats it = trainer.iterate(on_episode);
+    IterationStats it;
+    try {
+      it = trainer.iterate(on_episode);
+    } catch (const NonFiniteUpdate& e) {
+      throw explain_nonfinite(e);
+    }
     log_iteration(it);
     const bool collecting = trainer.env_steps() < config.run.total_env_steps;
     if (next_eval > 0 && it.env_steps >= next_eval && collecting) {

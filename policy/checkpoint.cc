@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/finite.h"
 #include "policy/safetensors_format.h"
 
 namespace recur::policy {
@@ -120,7 +121,19 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
     if (std::ferror(f)) fail_errno("cannot read checkpoint", path, errno);
     bytes.resize(got);  // the file shrank while we read it; the parser judges what is there
   }
-  return parse_safetensors(bytes, path.string());
+  Checkpoint checkpoint = parse_safetensors(bytes, path.string());
+  check_finite(checkpoint.tensors, path.string());
+  return checkpoint;
+}
+
+void check_finite(const TensorMap& tensors, const std::string& source) {
+  for (const auto& [name, t] : tensors)
+    if (const auto bad = first_nonfinite(std::span<const float>(t.data)))
+      throw Error(fmt::format(
+          "{}: tensor {} holds a non-finite value ({}) at {}; the file is damaged or its weights "
+          "come from a diverged run: load an earlier checkpoint (a run directory keeps best, "
+          "latest and any periodic ones)",
+          source, json_quoted(name), t.data[*bad], describe_index(*bad, t.shape)));
 }
 
 }  // namespace recur::policy

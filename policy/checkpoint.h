@@ -36,6 +36,12 @@ std::string serialize_safetensors(const Checkpoint& checkpoint);
 Checkpoint parse_safetensors(std::string_view bytes, const std::string& source);
 
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
+// Parses the file and refuses a tensor holding a NaN or an infinity (check_finite below): recur
+// never writes one, and such weights act as garbage without any other error.
 Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+// Throws recur::Error naming `source`, the tensor, the value and its index when a tensor holds a
+// NaN or an infinity.
+void check_finite(const TensorMap& tensors, const std::string& source);
 
 }  // namespace recur::policy

@@ -1,10 +1,13 @@
-// PPO's guard against non-finite updates: a NaN in the data skips the update (weights untouched)
-// and enough of them in a row abort the run with a clear error.
+// PPO's guard against non-finite updates: by default a NaN in the loss or gradient stops the update
+// with an error naming it (weights untouched); algo.on_nonfinite: skip skips the minibatch and
+// enough of them in a row stop the run; a step that overflows a weight stops it too.
 #include "agent/ppo.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
+#include <memory>
 
 #include "core/error.h"
 #include "policy/devices.h"
@@ -23,20 +26,102 @@ agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& r
   r.episode_start[0] = 1;
   return r;
 }
-}  // namespace
 
-TEST_CASE("PPO skips non-finite updates and aborts after too many in a row") {
+policy::PolicySpec small_spec() {
   policy::PolicySpec spec;
   spec.obs_dim = 3;
   spec.action_dim = 2;
   spec.encoder = {8};
   spec.hidden = 8;
+  return spec;
+}
+
+// The host engine, except that its Adam step overflows one weight (as a learning rate near the
+// float range would): the update must notice before the weights go anywhere.
+class OverflowingEngine : public agent::PpoEngine {
+ public:
+  explicit OverflowingEngine(policy::PolicyLearner& learner)
+      : inner_(agent::make_host_ppo_engine(learner, 1e-5f)) {}
+  policy::Device device() const override { return inner_->device(); }
+  const policy::PolicySpec& spec() const override { return inner_->spec(); }
+  void load(const policy::TensorMap& t) override { inner_->load(t); }
+  policy::TensorMap to_tensors() const override { return inner_->to_tensors(); }
+  policy::TensorMap gradient_tensors() const override { return inner_->gradient_tensors(); }
+  void begin_update(const agent::Rollout& r) override { inner_->begin_update(r); }
+  agent::MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+                                 bool normalize) override {
+    return inner_->compute(envs, loss, normalize);
+  }
+  void log_probs(std::span<const int> envs, std::span<float> out) override {
+    inner_->log_probs(envs, out);
+  }
+  double average_gradients(agent::dist::Communicator& c, std::span<float> e, float w) override {
+    return inner_->average_gradients(c, e, w);
+  }
+  void apply(double norm, double max_norm, double lr) override {
+    inner_->apply(norm, max_norm, lr);
+    auto t = inner_->to_tensors();
+    t.at("critic.weight").data[5] = std::numeric_limits<float>::infinity();
+    inner_->load(t);
+  }
+  policy::TensorMap optimizer_tensors() const override { return inner_->optimizer_tensors(); }
+  void load_optimizer_tensors(const policy::TensorMap& t) override {
+    inner_->load_optimizer_tensors(t);
+  }
+
+ private:
+  std::unique_ptr<agent::PpoEngine> inner_;
+};
+}  // namespace
+
+TEST_CASE("PPO stops at the first non-finite minibatch by default, naming it") {
+  const policy::PolicySpec spec = small_spec();
+  Rng rng(1);
+  policy::PolicyLearner learner(spec);
+  learner.load(policy::init_policy(spec, rng));
+  agent::AlgoConfig cfg;
+  cfg.epochs = 2;
+  cfg.num_minibatches = 2;
+  REQUIRE(cfg.on_nonfinite == "stop");
+  agent::PpoUpdater ppo(cfg, learner, 0);
+  agent::Rollout good = make_rollout(spec, 4, 4, rng);
+  CHECK(ppo.update(good, 0.0).skipped == 0);
+
+  agent::Rollout bad = make_rollout(spec, 4, 4, rng);
+  bad.rewards[2 * 4 + 1] = std::numeric_limits<float>::infinity();
+  const auto kept = learner.to_tensors();
+  CHECK_THROWS_WITH_AS(ppo.update(bad, 0.0, 4096),
+                       doctest::Contains("the update at env step 4096 (epoch 1 of 2, minibatch 1 "
+                                         "of 2): the value loss is non-finite (policy loss"),
+                       agent::NonFiniteUpdate);
+  CHECK(learner.to_tensors() == kept);  // no step was taken
+}
+
+TEST_CASE("PPO stops when a step leaves a parameter non-finite") {
+  const policy::PolicySpec spec = small_spec();
+  Rng rng(2);
+  policy::PolicyLearner learner(spec);
+  learner.load(policy::init_policy(spec, rng));
+  agent::AlgoConfig cfg;
+  cfg.epochs = 1;
+  cfg.num_minibatches = 1;
+  agent::PpoUpdater ppo(cfg, std::make_unique<OverflowingEngine>(learner), 0);
+  agent::Rollout r = make_rollout(spec, 4, 2, rng);
+  CHECK_THROWS_WITH_AS(ppo.update(r, 0.0, 64),
+                       doctest::Contains("the update at env step 64 left parameter "
+                                         "critic.weight non-finite (inf at index 5 = [0, 5]"),
+                       agent::NonFiniteUpdate);
+}
+
+TEST_CASE("algo.on_nonfinite: skip skips non-finite updates and aborts after too many in a row") {
+  const policy::PolicySpec spec = small_spec();
   Rng rng(1);
   policy::PolicyLearner learner(spec);
   learner.load(policy::init_policy(spec, rng));
   agent::AlgoConfig cfg;
   cfg.epochs = 1;
   cfg.num_minibatches = 1;
+  cfg.on_nonfinite = "skip";
   cfg.max_nonfinite_updates = 3;
   agent::PpoUpdater ppo(cfg, learner, 0);
 
@@ -54,9 +139,19 @@ TEST_CASE("PPO skips non-finite updates and aborts after too many in a row") {
     CHECK(s.skipped == 1);
     CHECK(learner.to_tensors() == kept);  // nothing non-finite reached the weights
   }
-  CHECK_THROWS_WITH_AS(ppo.update(bad, 0.0, 2000), doctest::Contains("env step 2000"),
-                       recur::Error);
-  CHECK(learner.to_tensors() == kept);
+  CHECK(ppo.consecutive_nonfinite() == 2);
+  agent::Rollout good_again = make_rollout(spec, 4, 2, rng);
+  CHECK(ppo.update(good_again, 0.0).skipped == 0);  // a good update ends the streak
+  CHECK(ppo.consecutive_nonfinite() == 0);
+  const auto kept_again = learner.to_tensors();
+  CHECK(kept_again != kept);
+  for (int i = 0; i < 2; ++i) CHECK(ppo.update(bad, 0.0, 1500).skipped == 1);
+  CHECK_THROWS_WITH_AS(ppo.update(bad, 0.0, 2000),
+                       doctest::Contains("3 updates in a row had minibatches with a non-finite "
+                                         "loss or gradient (algo.max_nonfinite_updates = 3); the "
+                                         "last one's first: the update at env step 2000"),
+                       agent::NonFiniteUpdate);
+  CHECK(learner.to_tensors() == kept_again);
 }
 
 TEST_CASE("the CUDA learner engine says what is missing") {

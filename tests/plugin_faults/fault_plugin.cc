@@ -4,7 +4,8 @@
 //
 // The env, Counter: obs [t / 10], Discrete(2), reward 1 per step, terminated at t = 10; each
 // episode starts at a random t0 in {0, 1, 2}, so seeds matter. Its state is t, so runs resume
-// exactly.
+// exactly. Options: fail_at, spike_at / spike_reward, nan_obs_at (below).
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -19,7 +20,10 @@ class Counter : public Env {
  public:
   explicit Counter(recur::OptionReader& options)
       : Env(Space::box(0.0f, 1.0f, {1}), Space::discrete(2)),
-        fail_at_(static_cast<int>(options.get_int("fail_at", 0))) {
+        fail_at_(static_cast<int>(options.get_int("fail_at", 0))),
+        spike_at_(options.get_int("spike_at", 0)),
+        spike_reward_(options.get_double("spike_reward", 3e38)),
+        nan_obs_at_(options.get_int("nan_obs_at", 0)) {
 #if RECUR_TEST_FAULT == 4
     throw std::runtime_error("the counter's constructor fails on purpose");
 #endif
@@ -34,12 +38,16 @@ class Counter : public Env {
   }
   Outcome step_impl(std::span<const float>) override {
     ++t_;
+    ++lifetime_steps_;
     if (fail_at_ > 0 && elapsed_steps() + 1 == fail_at_)
       throw std::runtime_error("the counter's step fails on purpose");
-    return {1.0, t_ >= 10};
+    nan_now_ = nan_obs_at_ > 0 && lifetime_steps_ == nan_obs_at_;
+    const bool spike = spike_at_ > 0 && lifetime_steps_ >= spike_at_ && lifetime_steps_ < spike_at_ + 8;
+    const double reward = spike ? spike_reward_ : 1.0;
+    return {reward, t_ >= 10};
   }
   void observe(std::span<float> obs) const override {
-    obs[0] = static_cast<float>(t_) / 10.0f;
+    obs[0] = nan_now_ ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(t_) / 10.0f;
   }
 
  public:
@@ -57,6 +65,14 @@ class Counter : public Env {
 
  private:
   int fail_at_ = 0;
+  // From the env's K-th step since construction (not saved: a resumed run's envs count afresh),
+  // 8 steps give the reward spike_reward (huge finite rewards in a row overflow the returns and the
+  // value loss); or that step gives a NaN observation: the non-finite guards' tests.
+  long long spike_at_ = 0;
+  double spike_reward_ = 0;
+  long long nan_obs_at_ = 0;
+  long long lifetime_steps_ = 0;
+  bool nan_now_ = false;
   int t_ = 0;
 };
 

@@ -147,7 +147,12 @@ TEST_CASE("serializing an inconsistent checkpoint is rejected") {
 TEST_CASE("save_checkpoint is atomic and overwrites") {
   TempDir dir;
   const fs::path path = dir.path() / "policy.safetensors";
-  const Checkpoint first = sample_checkpoint();
+  Checkpoint first = sample_checkpoint();
+  // load_checkpoint refuses NaN and infinity (tested below): the special values that stay are
+  // -0 and the denormal.
+  first.tensors["actor.bias"].data[1] = std::numeric_limits<float>::max();
+  first.tensors["actor.bias"].data[2] = -std::numeric_limits<float>::max();
+  first.tensors["actor.bias"].data[3] = std::numeric_limits<float>::min();
   save_checkpoint(path, first);
   check_bit_equal(load_checkpoint(path), first);
   CHECK(dir.listing() == std::vector<std::string>{"policy.safetensors"});
@@ -185,6 +190,32 @@ TEST_CASE("a failed save removes its temporary file") {
     CHECK(std::string(e.what()).find(path.string()) != std::string::npos);
   }
   CHECK(dir.listing() == std::vector<std::string>{"taken"});
+}
+
+TEST_CASE("load_checkpoint refuses a NaN or an infinity, naming the tensor and the element") {
+  TempDir dir;
+  const fs::path path = dir.path() / "diverged.safetensors";
+  Checkpoint c = sample_checkpoint();  // actor.bias holds a NaN at index 1, then infinities
+  save_checkpoint(path, c);            // the generic writer keeps any bits; the loader judges
+  CHECK_THROWS_WITH_AS(
+      load_checkpoint(path),
+      doctest::Contains((path.string() + R"(: tensor "actor.bias" holds a non-finite value (nan) )"
+                                         "at index 1;")
+                            .c_str()),
+      Error);
+
+  c.tensors.erase("actor.bias");
+  c.tensors["core.weight_ih_l0"].data[7] = -std::numeric_limits<float>::infinity();
+  save_checkpoint(path, c);
+  CHECK_THROWS_WITH_AS(load_checkpoint(path),
+                       doctest::Contains(R"(tensor "core.weight_ih_l0" holds a non-finite value )"
+                                         "(-inf) at index 7 = [2, 1] of shape [4, 3]; the file is "
+                                         "damaged"),
+                       Error);
+
+  c.tensors["core.weight_ih_l0"].data[7] = 1.0f;
+  save_checkpoint(path, c);
+  CHECK(load_checkpoint(path) == c);  // finite again: loads
 }
 
 TEST_CASE("load_checkpoint names the file it cannot read") {

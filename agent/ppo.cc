@@ -119,8 +119,8 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
       const double gnorm = res.grad_norm;
       if (!std::isfinite(res.loss) || !std::isfinite(gnorm)) {
         const std::string where =
-            fmt::format("the update at env step {} (epoch {} of {}, minibatch {} of {})",
-                        env_steps, epoch + 1, cfg_.epochs, mb + 1, cfg_.num_minibatches);
+            fmt::format("the update at env step {} (epoch {} of {}, minibatch {} of {})", env_steps,
+                        epoch + 1, cfg_.epochs, mb + 1, cfg_.num_minibatches);
         if (cfg_.on_nonfinite == "stop")
           throw NonFiniteUpdate(fmt::format(
               "{}: {}; no step was taken. Lower algo.learning_rate (or raise algo.adam_eps, "
@@ -146,15 +146,16 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
   if (stats.skipped > 0) {
     ++nonfinite_streak_;
     const int total = stats.skipped + stats.minibatches;
-    spdlog::warn("skipped {} of {} minibatches (algo.on_nonfinite: skip), the first: {}; {} "
-                 "update(s) in a row with skips",
-                 stats.skipped, total, first_skip, nonfinite_streak_);
+    spdlog::warn(
+        "skipped {} of {} minibatches (algo.on_nonfinite: skip), the first: {}; {} "
+        "update(s) in a row with skips",
+        stats.skipped, total, first_skip, nonfinite_streak_);
     if (nonfinite_streak_ >= cfg_.max_nonfinite_updates)
-      throw NonFiniteUpdate(fmt::format(
-          "{} updates in a row had minibatches with a non-finite loss or gradient "
-          "(algo.max_nonfinite_updates = {}); the last one's first: {}. Lower "
-          "algo.learning_rate or check the env's rewards and observations",
-          nonfinite_streak_, cfg_.max_nonfinite_updates, first_skip));
+      throw NonFiniteUpdate(
+          fmt::format("{} updates in a row had minibatches with a non-finite loss or gradient "
+                      "(algo.max_nonfinite_updates = {}); the last one's first: {}. Lower "
+                      "algo.learning_rate or check the env's rewards and observations",
+                      nonfinite_streak_, cfg_.max_nonfinite_updates, first_skip));
   } else {
     nonfinite_streak_ = 0;
   }
@@ -162,10 +163,10 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
   // the float range): such weights must never reach the actor or a checkpoint.
   for (const auto& [name, t] : engine_->to_tensors())
     if (const auto bad = first_nonfinite(std::span<const float>(t.data)))
-      throw NonFiniteUpdate(fmt::format(
-          "the update at env step {} left parameter {} non-finite ({} at {}); lower "
-          "algo.learning_rate",
-          env_steps, name, t.data[*bad], describe_index(*bad, t.shape)));
+      throw NonFiniteUpdate(
+          fmt::format("the update at env step {} left parameter {} non-finite ({} at {}); lower "
+                      "algo.learning_rate",
+                      env_steps, name, t.data[*bad], describe_index(*bad, t.shape)));
   if (stats.minibatches > 0) {
     const double k = stats.minibatches;
     stats.policy_loss = pg_sum / k, stats.value_loss = vl_sum / k, stats.entropy = ent_sum / k;

@@ -4,7 +4,8 @@
 // the (optionally clipped) value loss, the entropy bonus, global grad-norm clipping and Adam.
 // A non-finite loss or gradient norm stops the run (algo.on_nonfinite: stop, NonFiniteUpdate) or
 // skips that minibatch's step (skip: one warning per update; after max_nonfinite_updates updates
-// in a row with skips the run stops). Nothing non-finite reaches the weights: parameters are checked after every update.
+// in a row with skips the run stops). Nothing non-finite reaches the weights: parameters are
+// checked after every update.
 #pragma once
 
 #include <cstdint>

@@ -42,7 +42,8 @@ class Counter : public Env {
     if (fail_at_ > 0 && elapsed_steps() + 1 == fail_at_)
       throw std::runtime_error("the counter's step fails on purpose");
     nan_now_ = nan_obs_at_ > 0 && lifetime_steps_ == nan_obs_at_;
-    const bool spike = spike_at_ > 0 && lifetime_steps_ >= spike_at_ && lifetime_steps_ < spike_at_ + 8;
+    const bool spike =
+        spike_at_ > 0 && lifetime_steps_ >= spike_at_ && lifetime_steps_ < spike_at_ + 8;
     const double reward = spike ? spike_reward_ : 1.0;
     return {reward, t_ >= 10};
   }

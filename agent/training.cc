@@ -311,6 +311,10 @@ RecordResult record_dataset(const std::string& target, const RecordOptions& opti
   info.max_episode_steps = env.max_episode_steps();
   info.reward_threshold = envs::registry().at(env.id()).reward_threshold;
   info.env_entry_point = record::gymnasium_entry_point(env.id());
+  // recur's own built-in envs: the recur Python package's Gymnasium registration (a plugin's env
+  // needs its plugin loaded first, which an env_spec cannot say: none then).
+  if (info.env_entry_point.empty() && envs::registry().at(env.id()).source.empty())
+    info.env_spec_json = record::recur_env_spec_json(info, rc.env_options.values);
   info.algorithm_name = recorder->algorithm_name();
   info.description =
       !options.description.empty()

@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """Check a dataset written by `recur record` with the real Minari reader (PyPI `minari`).
 
+    python tools/check_minari.py ~/.minari/datasets/recur/pendulum/random-v0
+    # also against what recur printed:
     recur record --random --env CartPole-v1 --episodes 5 --dataset-id recur/cartpole/random-v0 \
         --out /tmp/ds --json > /tmp/summary.json
     python tools/check_minari.py /tmp/ds/recur/cartpole/random-v0 --summary /tmp/summary.json
-    # or by id: MINARI_DATASETS_PATH=/tmp/ds python tools/check_minari.py recur/cartpole/random-v0 ...
+    # or by id: MINARI_DATASETS_PATH=/tmp/ds python tools/check_minari.py recur/cartpole/random-v0
 
-Loads the dataset (minari.MinariDataset on <dir>/data, or minari.load_dataset(id)) and checks
-against recur's JSON summary: episode and step counts; observation and action spaces (against
-Gymnasium's own env for the ids Gymnasium registers, and recover_environment()); per episode
-N+1 observations inside the observation space, N actions inside the action space, one end flag
-on the last step, infos/episode_start (true at row 0 only), infos/policy_state (N+1 rows, row 0
-zero) when present, and the return and length recur printed. Exits 1 on any mismatch, 2 when the
-dataset cannot be loaded. Needs: pip install minari (tools/requirements.txt).
+Loads the dataset (minari.MinariDataset on <dir>/data, or minari.load_dataset(id)) and checks:
+observation and action spaces (against the env recover_environment() gives, and Gymnasium's own
+env for the ids Gymnasium registers); per episode N+1 observations inside the observation space,
+N actions inside the action space, one end flag on the last step, infos/episode_start (true at
+row 0 only), infos/policy_state (N+1 rows, row 0 zero) when present. With --summary (recur's
+JSON summary), also the dataset id, episode and step counts, and the returns and lengths recur
+printed. Exits 1 on any mismatch, 2 when the dataset cannot be loaded. Needs: pip install minari
+(tools/requirements.txt); the recur Python package for datasets of recur's own envs (their
+env_spec is recur/<id>).
 """
 import argparse
 import json
@@ -53,13 +57,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dataset", help="<root>/<dataset_id> (or its data/ dir), or a dataset id "
                     "looked up under $MINARI_DATASETS_PATH")
-    ap.add_argument("--summary", required=True,
-                    help="the JSON line `recur record ... --json` printed ('-' for stdin)")
+    ap.add_argument("--summary",
+                    help="also check against the JSON line `recur record ... --json` printed "
+                    "('-' for stdin)")
     ap.add_argument("--rtol", type=float, default=1e-12,
                     help="relative tolerance on returns (numpy sums pairwise, recur in order)")
     args = ap.parse_args()
 
-    summary = json.load(sys.stdin if args.summary == "-" else open(args.summary))
+    summary = None
+    if args.summary:
+        summary = json.load(sys.stdin if args.summary == "-" else open(args.summary))
     try:
         ds = load(args.dataset)
     except Exception as e:  # noqa: BLE001 - any loader failure is the verdict
@@ -73,32 +80,42 @@ def main():
           f"({ds.total_episodes} episodes, {ds.total_steps} steps)")
     print(f"  observation_space {ds.observation_space}")
     print(f"  action_space      {ds.action_space}")
-    if ds.spec.dataset_id != summary["dataset_id"]:
-        fail(problems, f"dataset_id {ds.spec.dataset_id} != {summary['dataset_id']}")
-    if ds.total_episodes != summary["episodes"]:
-        fail(problems, f"total_episodes {ds.total_episodes} != {summary['episodes']}")
-    if ds.total_steps != summary["steps"]:
-        fail(problems, f"total_steps {ds.total_steps} != {summary['steps']}")
+    if summary is not None:
+        if ds.spec.dataset_id != summary["dataset_id"]:
+            fail(problems, f"dataset_id {ds.spec.dataset_id} != {summary['dataset_id']}")
+        if ds.total_episodes != summary["episodes"]:
+            fail(problems, f"total_episodes {ds.total_episodes} != {summary['episodes']}")
+        if ds.total_steps != summary["steps"]:
+            fail(problems, f"total_steps {ds.total_steps} != {summary['steps']}")
 
-    # Spaces: Gymnasium's own env for the ids it registers (recur's own ids have no env_spec).
-    env_id = summary["env_id"]
-    if ds.spec.env_spec is not None:
+    # Spaces: the recovered env's, and Gymnasium's own env for the ids it registers (recur's own
+    # envs are recur/<id>, recovered through the recur package).
+    env_spec = ds.spec.env_spec
+    if env_spec is not None:
         import gymnasium as gym
 
-        env = gym.make(env_id)
-        if not space_equal(ds.observation_space, env.observation_space):
-            fail(problems, f"observation_space {ds.observation_space} != Gymnasium's "
-                 f"{env.observation_space}")
-        if not space_equal(ds.action_space, env.action_space):
-            fail(problems, f"action_space {ds.action_space} != Gymnasium's {env.action_space}")
         recovered = ds.recover_environment()
-        if recovered.spec.id != env_id:
-            fail(problems, f"recover_environment() gives {recovered.spec.id}, not {env_id}")
-        print(f"  spaces equal Gymnasium's {env_id}; recover_environment() -> {recovered.spec.id}")
+        envs = [("recover_environment()", recovered)]
+        if env_spec.namespace != "recur":
+            envs.append((f"Gymnasium's {env_spec.id}", gym.make(env_spec.id)))
+        for name, env in envs:
+            if not space_equal(ds.observation_space, env.observation_space):
+                fail(problems, f"observation_space {ds.observation_space} != {name}'s "
+                     f"{env.observation_space}")
+            if not space_equal(ds.action_space, env.action_space):
+                fail(problems, f"action_space {ds.action_space} != {name}'s {env.action_space}")
+        if recovered.spec.id != env_spec.id:
+            fail(problems, f"recover_environment() gives {recovered.spec.id}, not {env_spec.id}")
+        if summary is not None and env_spec.id not in (summary["env_id"],
+                                                       f"recur/{summary['env_id']}"):
+            fail(problems, f"env_spec {env_spec.id} is not recur's env {summary['env_id']}")
+        print(f"  spaces equal those of {' and '.join(n for n, _ in envs)} ({env_spec.id})")
     else:
-        print(f"  {env_id}: no env_spec (not a Gymnasium id); spaces checked against the data only")
+        print("  no env_spec: spaces checked against the data only")
 
-    returns, lengths = summary["returns"], summary["lengths"]
+    returns = summary["returns"] if summary is not None else []
+    lengths = summary["lengths"] if summary is not None else []
+    ep_returns = []
     with_state = 0
     for i, ep in enumerate(ds.iterate_episodes()):
         n = len(ep.rewards)
@@ -133,6 +150,9 @@ def main():
             elif ps[0].any() or not ps[1:].any(axis=1).all():
                 fail(problems, f"{where}: policy_state row 0 must be zero and later rows not")
         ret = float(np.sum(ep.rewards))
+        ep_returns.append(ret)
+        if summary is None:
+            continue
         if i >= len(returns):
             fail(problems, f"{where}: not in the summary")
             continue
@@ -146,7 +166,8 @@ def main():
         print(f"check_minari: {len(problems)} mismatch(es)")
         return 1
     print(f"check_minari: OK: {ds.total_episodes} episodes, {ds.total_steps} steps, returns "
-          f"{np.mean(returns):.3f} +- {np.std(returns):.3f} match recur's summary")
+          f"{np.mean(ep_returns):.3f} +- {np.std(ep_returns):.3f}"
+          + (" match recur's summary" if summary is not None else ""))
     return 0
 
 

@@ -89,8 +89,9 @@ void add_record_command(CLI::App& app, int& exit_code) {
                   "of that seed), so every episode replays alone")
       ->capture_default_str();
   cmd->add_flag("--deterministic", args->deterministic,
-                "Take the most likely action (the default)");
-  cmd->add_flag("--stochastic", args->stochastic, "Sample actions from the policy");
+                "Take the policy's most likely action (the default; not with --random)");
+  cmd->add_flag("--stochastic", args->stochastic,
+                "Sample actions from the policy (not with --random)");
   cmd->add_option("--dataset-id", args->dataset_id,
                   "Minari dataset id, (namespace/)name-vN, e.g. recur/cartpole/ppo-lstm-v0")
       ->required();
@@ -124,6 +125,11 @@ void add_record_command(CLI::App& app, int& exit_code) {
                 "lists them)");
     RECUR_CHECK(!(a.deterministic && a.stochastic),
                 "give --deterministic or --stochastic, not both");
+    RECUR_CHECK(!a.random || !(a.deterministic || a.stochastic),
+                "{} picks how a policy's actions are chosen; --random draws them uniformly from "
+                "the action space: drop {}",
+                a.deterministic ? "--deterministic" : "--stochastic",
+                a.deterministic ? "--deterministic" : "--stochastic");
     RECUR_CHECK(a.format == "minari" || a.format == "d4rl" || a.format == "both",
                 "--format '{}': it must be minari, d4rl or both", a.format);
     rec::check_dataset_id(a.dataset_id);
@@ -161,7 +167,10 @@ void add_record_command(CLI::App& app, int& exit_code) {
       j["episodes"] = s.returns.size();
       j["steps"] = s.steps;
       j["seed"] = a.seed;
-      j["deterministic"] = o.deterministic;
+      // What acted, as the dataset's metadata["recur_policy"] says: the random policy draws
+      // every action from the action space, so it is never deterministic.
+      j["policy"] = a.random ? "random" : "checkpoint";
+      j["deterministic"] = !a.random && o.deterministic;
       j["return_mean"] = s.mean_return();
       j["return_std"] = s.std_return();
       j["returns"] = s.returns;  // doubles print so that they read back exactly

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include <fmt/format.h>
@@ -92,6 +93,22 @@ std::string gymnasium_entry_point(const std::string& env_id) {
   return r ? r->entry_point : "";
 }
 
+namespace {
+
+// EnvSpec.to_json()'s layout (json.dumps of the dataclass fields, in order).
+std::string env_spec_json(const std::string& id, const std::string& entry_point,
+                          const std::string& threshold, int max_episode_steps,
+                          const std::string& kwargs, const std::string& vector_entry) {
+  return fmt::format(
+      R"({{"id": {}, "entry_point": {}, "reward_threshold": {}, "nondeterministic": false, )"
+      R"("max_episode_steps": {}, "order_enforce": true, "disable_env_checker": false, )"
+      R"("kwargs": {}, "additional_wrappers": [], "vector_entry_point": {}}})",
+      python_json_string(id), python_json_string(entry_point), threshold,
+      max_episode_steps > 0 ? std::to_string(max_episode_steps) : "null", kwargs, vector_entry);
+}
+
+}  // namespace
+
 std::string minari_env_spec_json(const DatasetInfo& info) {
   if (!info.env_spec_json.empty()) return info.env_spec_json;
   if (info.env_entry_point.empty()) return "";
@@ -106,13 +123,21 @@ std::string minari_env_spec_json(const DatasetInfo& info) {
   }
   const std::string vector_entry =
       r && *r->vector_entry_point ? python_json_string(r->vector_entry_point) : "null";
-  return fmt::format(
-      R"({{"id": {}, "entry_point": {}, "reward_threshold": {}, "nondeterministic": false, )"
-      R"("max_episode_steps": {}, "order_enforce": true, "disable_env_checker": false, )"
-      R"("kwargs": {}, "additional_wrappers": [], "vector_entry_point": {}}})",
-      python_json_string(info.env_id), python_json_string(info.env_entry_point), threshold,
-      info.max_episode_steps > 0 ? std::to_string(info.max_episode_steps) : "null",
-      r ? r->kwargs : "{}", vector_entry);
+  return env_spec_json(info.env_id, info.env_entry_point, threshold, info.max_episode_steps,
+                       r ? r->kwargs : "{}", vector_entry);
+}
+
+std::string recur_env_spec_json(const DatasetInfo& info,
+                                const std::map<std::string, std::string>& env_options) {
+  std::string kwargs = "{\"env_id\": " + python_json_string(info.env_id);
+  for (const auto& [key, value] : env_options)
+    if (key != "max_episode_steps")  // the spec's max_episode_steps (TimeLimit) carries it
+      kwargs += ", " + python_json_string(key) + ": " + python_json_string(value);
+  kwargs += "}";
+  return env_spec_json("recur/" + info.env_id, kRecurGymnasiumEntryPoint,
+                       info.reward_threshold ? python_float_repr(*info.reward_threshold) : "null",
+                       info.max_episode_steps, kwargs,
+                       python_json_string("recur.envs:RecurVectorEnv"));
 }
 
 }  // namespace recur::agent::record

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,8 +52,12 @@ void check_dataset_id(const std::string& id);
 
 // Gymnasium's entry point for an id Gymnasium registers, e.g. "CartPole-v1" ->
 // "gymnasium.envs.classic_control.cartpole:CartPoleEnv"; "" for recur's own envs
-// (CartPoleNoVel-v1, RepeatPrevious*), whose datasets then carry no env_spec.
+// (CartPoleNoVel-v1, RepeatPrevious*), whose env_spec is recur_env_spec_json's.
 std::string gymnasium_entry_point(const std::string& env_id);
+
+// The entry point the recur Python package registers recur/<id> with (tools/python/recur/envs.py:
+// the env without its own time limit; gymnasium.make adds the TimeLimit of max_episode_steps).
+inline constexpr const char* kRecurGymnasiumEntryPoint = "recur.envs:gymnasium_env";
 
 struct DatasetInfo {
   std::string dataset_id;  // e.g. "recur/cartpole/ppo-lstm-v0"
@@ -85,6 +90,15 @@ struct DatasetInfo {
 // Gymnasium registers); info.env_spec_json when given; "" when that and info.env_entry_point
 // are empty.
 std::string minari_env_spec_json(const DatasetInfo& info);
+
+// The env_spec of one of recur's built-in envs that Gymnasium does not register (e.g.
+// CartPoleNoVel-v1, CartPole-v1 with the velocities masked): the recur Python package's
+// registration "recur/<id>" (kRecurGymnasiumEntryPoint, kwargs env_id and the env options but
+// max_episode_steps, which is the spec's), as EnvSpec.to_json() writes it. Minari's
+// recover_environment() then rebuilds the env the dataset was recorded on, observation space
+// included, wherever `import recur` works.
+std::string recur_env_spec_json(const DatasetInfo& info,
+                                const std::map<std::string, std::string>& env_options);
 
 class MinariWriter {
  public:

@@ -44,17 +44,53 @@ def to_gym_space(desc: dict) -> spaces.Space:
     return spaces.Box(low=low, high=high, shape=shape, dtype=np.float32)
 
 
-def _spec(env_id: str, options: dict[str, Any]) -> EnvSpec:
+def _expected_actions(space: spaces.Space, num_envs: int | None = None) -> str:
+    """What a step takes, in words: 'an int in Discrete(2)', 'a float32 array of shape (1,) in
+    Box(...)', and for num_envs envs one of those per env."""
+    if isinstance(space, spaces.Discrete):
+        if num_envs is None:
+            return f"an int in {space}"
+        return f"{num_envs} ints in {space} (shape ({num_envs},))"
+    if num_envs is None:
+        return f"a float32 array of shape {space.shape} in {space}"
+    return f"a float32 array of shape {(num_envs, *space.shape)}, rows in {space}"
+
+
+def _action_array(action: Any, call: str, name: str, expected: str) -> np.ndarray:
+    """``action`` as the C++ step takes it (contiguous float32); None or something that is not
+    numeric is ValueError naming the call, the argument and what it expects."""
+    if action is None:
+        raise ValueError(f"{call}: {name} is None; expected {expected}")
+    try:
+        return np.ascontiguousarray(action, dtype=np.float32)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"{call}: {name} {action!r} is not numeric ({e}); expected {expected}"
+        ) from None
+
+
+def _check_seed(seed: Any, call: str, what: str = "seed") -> int | None:
+    """None or an int >= 0 (recur seeds a 64-bit generator); anything else is ValueError."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{call}: {what} {seed!r} is not a seed; expected None or an int >= 0")
+    return int(seed)
+
+
+def _spec(env_id: str, options: dict[str, Any], max_episode_steps: int) -> EnvSpec:
+    """The spec ``gymnasium.make(spec)`` rebuilds this env from: :func:`gymnasium_env` with the
+    options, the time limit as ``max_episode_steps`` (applied by Gymnasium's TimeLimit)."""
     reg = _recur.env_spec(env_id)
-    # No max_episode_steps here: the time limit is inside the env (option max_episode_steps), so
-    # gymnasium.make(spec) must not add a TimeLimit wrapper of its own.
+    kwargs = {k: v for k, v in options.items() if k != "max_episode_steps"}
     return EnvSpec(
         id=f"recur/{env_id}",
-        entry_point="recur.envs:RecurEnv",
+        entry_point=GYMNASIUM_ENTRY_POINT,
         vector_entry_point="recur.envs:RecurVectorEnv",
         reward_threshold=reg["reward_threshold"],
         nondeterministic=False,
-        kwargs={"env_id": env_id, **options},
+        max_episode_steps=max_episode_steps or None,
+        kwargs={"env_id": env_id, **kwargs},
     )
 
 
@@ -81,8 +117,8 @@ class RecurEnv(gym.Env):
         self.render_mode = render_mode
         self.observation_space = to_gym_space(self._core.observation_space)
         self.action_space = to_gym_space(self._core.action_space)
-        self.spec = _spec(env_id, options)
         self.max_episode_steps = self._core.max_episode_steps  # 0 = no limit
+        self.spec = _spec(env_id, options, self.max_episode_steps)
         self._obs = np.asarray(self._core.observation())  # read-only view of the C++ buffer
 
     @property
@@ -90,6 +126,7 @@ class RecurEnv(gym.Env):
         return self._core.id
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = _check_seed(seed, f"{self.env_id} reset")
         super().reset(seed=seed)  # Gymnasium's np_random bookkeeping; recur draws from its own RNG
         if options:
             raise ValueError(
@@ -99,9 +136,9 @@ class RecurEnv(gym.Env):
         return self._obs.copy(), {}
 
     def step(self, action):
-        reward, terminated, truncated = self._core.step(
-            np.ascontiguousarray(action, dtype=np.float32)
-        )
+        call = f"{self.env_id} step"
+        action = _action_array(action, call, "action", _expected_actions(self.action_space))
+        reward, terminated, truncated = self._core.step(action)
         return self._obs.copy(), reward, terminated, truncated, {}
 
     def render(self):
@@ -117,6 +154,11 @@ class RecurEnv(gym.Env):
     @state.setter
     def state(self, value) -> None:
         """Replaces the physical state and recomputes the observation (not the step count)."""
+        if value is None:
+            raise ValueError(
+                f"{self.env_id} state: the new state is None; expected {self._core.state_size} "
+                "floats (as env.state gives them)"
+            )
         self._core.set_state([float(v) for v in np.asarray(value, dtype=np.float64).ravel()])
 
 
@@ -160,8 +202,8 @@ class RecurVectorEnv(gym.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.metadata = dict(RecurVectorEnv.metadata)
         self.render_mode = None
-        self.spec = _spec(env_id, options)
         self.max_episode_steps = self._core.max_episode_steps
+        self.spec = _spec(env_id, options, self.max_episode_steps)
         self.copy = copy
         self._first_seed = seed
         self._has_reset = False
@@ -195,17 +237,26 @@ class RecurVectorEnv(gym.vector.VectorEnv):
             )
         if seed is None and not self._has_reset:
             seed = self._first_seed
+        call = f"{self.env_id} reset"
         if seed is None:
             self._core.reset_each([None] * self.num_envs)
         elif isinstance(seed, (int, np.integer)):
-            self._core.reset(int(seed))
+            self._core.reset(_check_seed(seed, call))
         else:
-            self._core.reset_each([None if s is None else int(s) for s in seed])
+            try:
+                seeds = list(seed)
+            except TypeError:
+                raise ValueError(
+                    f"{call}: seed {seed!r} is not a seed; expected None, an int >= 0 or a list "
+                    f"of {self.num_envs} (one per env, None continues that env's generator)"
+                ) from None
+            self._core.reset_each([_check_seed(s, call, f"seed[{i}]") for i, s in enumerate(seeds)])
         self._has_reset = True
         return (self._obs.copy() if self.copy else self._obs), {}
 
     def step(self, actions):
-        self._core.step(np.ascontiguousarray(actions, dtype=np.float32))
+        expected = _expected_actions(self.single_action_space, self.num_envs)
+        self._core.step(_action_array(actions, f"{self.env_id} step", "actions", expected))
         obs = self._obs.copy() if self.copy else self._obs
         terminations = self._terminated.copy()
         truncations = self._truncated.copy()
@@ -259,20 +310,39 @@ def make_vec(
     )
 
 
+# gymnasium.make's entry point for recur/<id> (the env_spec of recur's own envs in datasets too).
+GYMNASIUM_ENTRY_POINT = "recur.envs:gymnasium_env"
+
+
+def gymnasium_env(env_id: str, render_mode: str | None = None, **options: Any) -> RecurEnv:
+    """The entry point of ``gymnasium.make("recur/<id>")``: the env without its own time limit
+    (unless the spec's kwargs set ``max_episode_steps``), because ``gymnasium.make`` wraps it in
+    a TimeLimit of the spec's ``max_episode_steps`` (or of its ``max_episode_steps`` argument),
+    as it does Gymnasium's own envs: an episode is cut once, at the step Gymnasium's would be.
+    The vector entry point gets the limit as an option instead (``gymnasium.make_vec`` passes
+    ``max_episode_steps`` to vector entry points)."""
+    options.setdefault("max_episode_steps", 0)
+    return RecurEnv(env_id, render_mode=render_mode, **options)
+
+
 def register_gymnasium_ids() -> None:
     """Registers every recur env in Gymnasium's registry as ``recur/<id>``:
     ``gymnasium.make("recur/CartPole-v1")`` and ``gymnasium.make_vec("recur/CartPole-v1", 16,
-    vectorization_mode="vector_entry_point")`` (the C++ vector env)."""
+    vectorization_mode="vector_entry_point")`` (the C++ vector env). The spec's
+    ``max_episode_steps`` is the env's registered time limit (Gymnasium's for the ids Gymnasium
+    registers; None for envs without one)."""
     for env_id in _recur.env_ids():
         gym_id = f"recur/{env_id}"
         if gym_id in gym.registry:
             continue
+        reg = _recur.env_spec(env_id)
         gym.register(
             id=gym_id,
-            entry_point="recur.envs:RecurEnv",
+            entry_point=GYMNASIUM_ENTRY_POINT,
             vector_entry_point="recur.envs:RecurVectorEnv",
-            reward_threshold=_recur.env_spec(env_id)["reward_threshold"],
+            reward_threshold=reg["reward_threshold"],
             nondeterministic=False,
+            max_episode_steps=reg["max_episode_steps"] or None,
             kwargs={"env_id": env_id},
         )
 

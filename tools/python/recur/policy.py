@@ -121,18 +121,42 @@ class Policy:
         ``(n, action_dim)`` for a continuous one (unclipped Gaussian samples, as the env takes
         them); with ``return_info=True`` also ``{"log_prob": (n,), "value": (n,)}``.
         """
+        obs_shape = f"(n, obs_dim) = (n, {self.obs_dim})"
+        if obs is None:
+            raise ValueError(f"act: obs is None; expected float32 observations of shape {obs_shape}")
         obs = np.ascontiguousarray(obs, dtype=np.float32)
         if obs.ndim != 2:
             raise ValueError(
-                f"act: obs must be a batch (n, obs_dim) = (n, {self.obs_dim}); got shape "
-                f"{obs.shape} (a single observation is obs[None])"
+                f"act: obs must be a batch {obs_shape}; got shape {obs.shape} (a single "
+                "observation is obs[None])"
             )
         n = obs.shape[0]
+        state_shape = (n, self.state_size)
+        where = (
+            f"pass policy.initial_state({n}) on the first step, then the new state act returned"
+        )
+        if state is None:
+            raise ValueError(
+                f"act: state is None; expected float32 of shape (n, state_size) = {state_shape} "
+                f"for {n} observations: {where}"
+            )
         state = np.ascontiguousarray(state, dtype=np.float32)
+        if state.shape != state_shape:
+            raise ValueError(
+                f"act: state has shape {state.shape}; expected (n, state_size) = {state_shape} "
+                f"for {n} observations: {where}"
+            )
         if episode_start is None:
             starts = np.zeros(n, dtype=np.uint8)
         else:
-            starts = np.ascontiguousarray(episode_start, dtype=np.bool_).view(np.uint8)
+            starts = np.ascontiguousarray(episode_start, dtype=np.bool_)
+            if starts.shape != (n,):
+                raise ValueError(
+                    f"act: episode_start has shape {starts.shape}; expected ({n},) bools for {n} "
+                    "observations (True where an episode starts: terminations | truncations of "
+                    "the previous step, all True on the first) or None (no resets)"
+                )
+            starts = starts.view(np.uint8)
         width = 1 if self.discrete else self.action_dim
         actions = np.empty((n, width), dtype=np.float32)
         new_state = np.empty((n, self.state_size), dtype=np.float32)

@@ -272,6 +272,59 @@ def test_render_rgb_array():
     assert recur.make("CartPole-v1").render() is None
 
 
+def gymnasium_counterparts():
+    """recur's env ids that Gymnasium registers too."""
+    return [i for i in recur.env_ids() if i in gym.registry]
+
+
+def test_gymnasium_counterparts_exist():
+    assert {"CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCar-v0"} <= set(
+        gymnasium_counterparts()
+    )
+
+
+@pytest.mark.parametrize("env_id", gymnasium_counterparts())
+def test_gymnasium_spec_time_limit_is_gymnasiums(env_id):
+    # recur/<id> once had max_episode_steps=None (its limit was only inside the env).
+    theirs = gym.spec(env_id).max_episode_steps
+    assert gym.spec(f"recur/{env_id}").max_episode_steps == theirs
+    assert recur.make(env_id).max_episode_steps == theirs
+    assert recur.make(env_id).spec.max_episode_steps == theirs
+
+
+def run_until_end(env, action, limit):
+    env.reset(seed=0)
+    for t in range(1, limit + 1):
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            return t, terminated, truncated
+    return None
+
+
+def test_gymnasium_make_truncates_once_where_gymnasium_does():
+    # Pendulum never terminates: every episode ends by the time limit alone.
+    action = np.zeros(1, np.float32)
+    assert run_until_end(gym.make("recur/Pendulum-v1"), action, 1000) == (200, False, True)
+    assert run_until_end(gym.make("Pendulum-v1"), action, 1000) == (200, False, True)
+    # gymnasium.make's own max_episode_steps replaces the limit rather than adding one to it.
+    assert run_until_end(gym.make("recur/Pendulum-v1", max_episode_steps=250), action, 1000) == (
+        250, False, True)
+    assert run_until_end(gym.make("recur/Pendulum-v1", max_episode_steps=-1), action, 400) is None
+    # The vector entry point takes the limit as the env option.
+    envs = gym.make_vec("recur/Pendulum-v1", 2, vectorization_mode="vector_entry_point")
+    assert envs.unwrapped.max_episode_steps == 200
+    envs.reset(seed=0)
+    for t in range(1, 201):
+        _, _, terms, truncs, _ = envs.step(np.zeros((2, 1), np.float32))
+        assert truncs.all() == (t == 200) and not terms.any()
+    # recur.make keeps its limit inside; gymnasium.make(env.spec) rebuilds the same env.
+    env = recur.make("Pendulum-v1", g=9.81, max_episode_steps=7)
+    assert env.spec.max_episode_steps == 7 and env.spec.kwargs == {"env_id": "Pendulum-v1",
+                                                                   "g": 9.81}
+    assert run_until_end(env, action, 100) == (7, False, True)
+    assert run_until_end(gym.make(env.spec), action, 100) == (7, False, True)
+
+
 def test_gymnasium_registry():
     env = gym.make("recur/CartPole-v1")
     obs, _ = env.reset(seed=0)
@@ -314,3 +367,42 @@ def test_bad_actions():
         env.step(np.array([0.0, 1.0], dtype=np.float32))
     with pytest.raises(ValueError, match="options at construction"):
         env.reset(options={"low": -0.1})
+
+
+def test_missing_arguments_name_what_was_expected():
+    # step(None) once became the action nan: "action nan is not in Discrete(2)".
+    env = recur.make("CartPole-v1")
+    env.reset(seed=0)
+    with pytest.raises(
+        ValueError, match=r"CartPole-v1 step: action is None; expected an int in Discrete\(2\)"
+    ):
+        env.step(None)
+    with pytest.raises(ValueError, match=r"action 'left' is not numeric .*Discrete\(2\)"):
+        env.step("left")
+    env = recur.make("Pendulum-v1")
+    env.reset(seed=0)
+    with pytest.raises(
+        ValueError, match=r"Pendulum-v1 step: action is None; expected a float32 array of "
+        r"shape \(1,\) in Box\(-2.0, 2.0, \(1,\), float32\)"
+    ):
+        env.step(None)
+    with pytest.raises(ValueError, match=r"state: the new state is None; expected \d+ floats"):
+        env.state = None
+    with pytest.raises(ValueError, match=r"reset: seed -1 is not a seed; expected None or an int"):
+        env.reset(seed=-1)
+    envs = recur.make_vec("CartPole-v1", 2)
+    envs.reset(seed=0)
+    with pytest.raises(
+        ValueError, match=r"CartPole-v1 step: actions is None; expected 2 ints in Discrete\(2\) "
+        r"\(shape \(2,\)\)"
+    ):
+        envs.step(None)
+    with pytest.raises(ValueError, match=r"reset: seed\[1\] 'x' is not a seed"):
+        envs.reset(seed=[0, "x"])
+    with pytest.raises(ValueError, match=r"reset: seed 1.5 is not a seed; expected None, an int"):
+        envs.reset(seed=1.5)
+    envs = recur.make_vec("Pendulum-v1", 3)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions is None; expected a float32 array of shape "
+                       r"\(3, 1\), rows in Box"):
+        envs.step(None)

@@ -123,8 +123,20 @@ def test_bad_input(cartpole_run, tmp_path):
         policy.act(np.zeros((4, 3), np.float32), state)
     with pytest.raises(ValueError, match=r"obs must be a batch"):
         policy.act(np.zeros(4, np.float32), state)
-    with pytest.raises(ValueError, match=r"set_states: 40 floats"):
+    size = policy.state_size
+    with pytest.raises(ValueError, match=rf"act: state has shape \(4, 10\); expected \(n, "
+                       rf"state_size\) = \(4, {size}\) .*policy.initial_state\(4\)"):
         policy.act(np.zeros((4, 4), np.float32), state[:, :10])
+    # None once became one NaN: "set_states: 1 floats, expected 4096".
+    with pytest.raises(ValueError, match=rf"act: state is None; expected float32 of shape "
+                       rf"\(n, state_size\) = \(4, {size}\) for 4 observations: pass "
+                       r"policy.initial_state\(4\) on the first step"):
+        policy.act(np.zeros((4, 4), np.float32), None, np.ones(4, bool))
+    with pytest.raises(ValueError, match=r"act: obs is None; expected float32 observations of "
+                       r"shape \(n, obs_dim\) = \(n, 4\)"):
+        policy.act(None, state)
+    with pytest.raises(ValueError, match=r"act: episode_start has shape \(3,\); expected \(4,\)"):
+        policy.act(np.zeros((4, 4), np.float32), state, np.ones(3, bool))
     with pytest.raises(recur.Error, match="has no checkpoints"):
         recur.Policy.load(tmp_path)
     with pytest.raises(recur.Error, match="cannot open checkpoint"):

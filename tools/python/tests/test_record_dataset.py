@@ -2,12 +2,16 @@
 registered envs (agent::record_dataset), checked with h5py and Minari's own reader."""
 
 import json
+import os
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import recur
+from conftest import REPO
 from test_gym_env import MatchSign, short_run
 
 h5py = pytest.importorskip("h5py")
@@ -137,3 +141,85 @@ def test_registered_env_dataset(cartpole_run, tmp_path):
     assert s0["returns"] == r["returns"]
     with h5py.File(tmp_path / "test" / "cpnv" / "ppo-v0" / "data" / "main_data.hdf5") as f:
         assert [len(f[f"episode_{i}"]["rewards"]) for i in range(2)] == s["lengths"]
+
+
+def readme_check_minari_args():
+    """The arguments README.md gives tools/check_minari.py, and the datasets root it assumes."""
+    readme = (REPO / "README.md").read_text()
+    lines = [l for l in readme.splitlines() if l.startswith("python3 tools/check_minari.py ")]
+    assert len(lines) == 1, "README.md: one `python3 tools/check_minari.py ...` line expected"
+    args = lines[0].split("#")[0].split()[2:]
+    return args
+
+
+def run_check_minari(*args, **env):
+    return subprocess.run(
+        [sys.executable, str(REPO / "tools" / "check_minari.py"), *args],
+        capture_output=True, text=True, env={**os.environ, **env},
+    )
+
+
+def test_check_minari_runs_as_the_readme_says(tmp_path):
+    # README: `python3 tools/check_minari.py ~/.minari/datasets/recur/pendulum/random-v0`, which
+    # once failed: "the following arguments are required: --summary".
+    args = readme_check_minari_args()
+    assert args == ["~/.minari/datasets/recur/pendulum/random-v0"]
+    home = tmp_path / "home"
+    s = recur.record_dataset(None, env_id="Pendulum-v1", dataset_id="recur/pendulum/random-v0",
+                             episodes=2, out=home / ".minari" / "datasets")
+    r = run_check_minari(*[os.path.expanduser(a).replace(os.path.expanduser("~"), str(home))
+                           for a in args])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "check_minari: OK: 2 episodes, 400 steps" in r.stdout
+    assert "recover_environment()" in r.stdout and "Gymnasium's Pendulum-v1" in r.stdout
+    # With the summary recur printed, it checks the returns too.
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({**s, "dataset_id": "recur/pendulum/random-v0"}))
+    r = run_check_minari(str(home / ".minari/datasets/recur/pendulum/random-v0"), "--summary",
+                         str(summary))
+    assert r.returncode == 0 and "match recur's summary" in r.stdout, r.stdout + r.stderr
+    summary.write_text(json.dumps({**s, "dataset_id": "recur/pendulum/random-v0",
+                                   "returns": [0.0, 0.0]}))
+    r = run_check_minari(str(home / ".minari/datasets/recur/pendulum/random-v0"), "--summary",
+                         str(summary))
+    assert r.returncode == 1 and "episode 0: return" in r.stdout, r.stdout + r.stderr
+
+
+def test_novel_env_dataset_recovers_its_env(tmp_path):
+    # CartPoleNoVel-v1 (CartPole-v1 without the velocities) is no Gymnasium id: its datasets once
+    # had no env_spec, and recover_environment() raised "env_spec is None".
+    minari = pytest.importorskip("minari")
+    s = recur.record_dataset(None, env_id="CartPoleNoVel-v1", dataset_id="test/cpnv/random-v0",
+                             episodes=2, out=tmp_path, max_episode_steps=30)
+    data = tmp_path / "test" / "cpnv" / "random-v0" / "data"
+    ds = minari.MinariDataset(str(data))
+    spec = ds.spec.env_spec
+    assert spec.id == "recur/CartPoleNoVel-v1" and spec.max_episode_steps == 30
+    assert spec.kwargs == {"env_id": "CartPoleNoVel-v1"}
+    assert spec.to_json() == gym.spec("recur/CartPoleNoVel-v1").to_json().replace(
+        '"max_episode_steps": 500', '"max_episode_steps": 30')
+    env = ds.recover_environment()
+    assert env.spec.id == "recur/CartPoleNoVel-v1" and env.spec.max_episode_steps == 30
+    assert env.observation_space == ds.observation_space and env.action_space == ds.action_space
+    # The recovered env is the one recorded: the same episodes from the same seeds and actions.
+    for i, ep in enumerate(ds.iterate_episodes()):
+        obs, _ = env.reset(seed=i)  # episode i of seed 0
+        assert np.array_equal(obs, ep.observations[0])
+        for t, a in enumerate(ep.actions):
+            obs, r, term, trunc, _ = env.step(int(a))
+            assert np.array_equal(obs, ep.observations[t + 1]) and r == ep.rewards[t]
+            assert (term, trunc) == (ep.terminations[t], ep.truncations[t])
+        assert not ep.observations[:, [1, 3]].any()  # the velocities, masked (zeroed)
+    assert s["lengths"] == [len(ep.rewards) for ep in ds.iterate_episodes()]
+    # Env options travel as kwargs (max_episode_steps as the spec's limit), and the checker
+    # recovers it through the recur package.
+    recur.record_dataset(None, env_id="CartPoleNoVel-v1", dataset_id="test/cpnv/g-v0",
+                         episodes=1, out=tmp_path, reset_low=-0.01, reset_high=0.01)
+    g = minari.MinariDataset(str(tmp_path / "test" / "cpnv" / "g-v0" / "data"))
+    assert g.spec.env_spec.kwargs == {"env_id": "CartPoleNoVel-v1", "reset_high": "0.01",
+                                       "reset_low": "-0.01"}
+    assert g.spec.env_spec.max_episode_steps == 500
+    assert np.abs(g.recover_environment().reset(seed=0)[0]).max() <= 0.01
+    r = run_check_minari(str(data))
+    assert r.returncode == 0 and "recover_environment() (recur/CartPoleNoVel-v1)" in r.stdout, (
+        r.stdout + r.stderr)

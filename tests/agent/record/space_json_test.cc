@@ -99,7 +99,8 @@ TEST_CASE("space json: env_spec strings as Gymnasium's EnvSpec.to_json()") {
   CHECK(
       minari_env_spec_json(info) ==
       R"({"id": "LunarLander-v3", "entry_point": "gymnasium.envs.box2d.lunar_lander:LunarLander", "reward_threshold": 200, "nondeterministic": false, "max_episode_steps": 1000, "order_enforce": true, "disable_env_checker": false, "kwargs": {}, "additional_wrappers": [], "vector_entry_point": null})");
-  // recur's own envs have no Gymnasium entry point: no env_spec.
+  // recur's own envs have no Gymnasium entry point: no Gymnasium env_spec (training.cc gives
+  // them recur's own, recur/<id>, through recur_env_spec_json).
   CHECK(gymnasium_entry_point("CartPoleNoVel-v1").empty());
   info.env_id = "CartPoleNoVel-v1";
   info.env_entry_point = "";

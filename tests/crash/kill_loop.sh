@@ -59,11 +59,11 @@ for ((i = 0; i < iterations; i++)); do
   0) # train: a new run, or a resume of the killed one
     run=$(ls -d "$runs"/cartpole-* 2>/dev/null | head -1)
     if [[ -n $run && -f $run/trainer_state.safetensors && -f $run/checkpoints/latest.safetensors ]]; then
-      kill_after_random_delay "train --resume" 4000 "$recur" --log-level warn train --resume "$run" \
+      kill_after_random_delay "train --resume" 3000 "$recur" --log-level warn train --resume "$run" \
         --set run.total_env_steps=100000000
     else
       rm -rf "$runs"  # killed before its first checkpoint: nothing to resume, start again
-      kill_after_random_delay train 4000 "$recur" --log-level warn train "$configs/cartpole.yaml" \
+      kill_after_random_delay train 3000 "$recur" --log-level warn train "$configs/cartpole.yaml" \
         "${train_sets[@]}" --set run.total_env_steps=100000000 --set run.output_dir="$runs"
     fi
     run=$(ls -d "$runs"/cartpole-* 2>/dev/null | head -1)

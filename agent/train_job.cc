@@ -115,24 +115,45 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   int64_t next_ckpt = config.run.checkpoint_every > 0 ? config.run.checkpoint_every : -1;
   std::optional<double> best;
   double elapsed_before = 0;
-  int64_t saved_steps = -1;  // env steps of the latest checkpoint on disk (-1: none yet)
+  int64_t saved_steps = -1;    // env steps of the latest checkpoint on disk (-1: none yet)
+  nlohmann::json saved_state;  // the trainer state of the latest checkpoint on disk (save_latest)
   if (resuming) {
     RECUR_CHECK(std::filesystem::exists(run_dir->trainer_state()),
                 "{} has no trainer state ({}): it never wrote a checkpoint with resume state; "
                 "start a new run",
                 run_dir->path().string(), run_dir->trainer_state().filename().string());
     std::ifstream in(run_dir->trainer_state());
-    const nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
+    nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
     RECUR_CHECK(!state.is_discarded() && state.contains("trainer") && state.contains("job"),
                 "{} is not a valid trainer state; start a new run",
                 run_dir->trainer_state().string());
+    RECUR_CHECK(std::filesystem::exists(run_dir->latest_checkpoint()),
+                "{} has no latest checkpoint ({}): the run was stopped while writing its first "
+                "one; start a new run",
+                run_dir->path().string(), run_dir->latest_checkpoint().string());
     const auto ckpt = policy::load_policy(run_dir->latest_checkpoint());
+    // The trainer state is written before the checkpoint and holds the previous generation too
+    // (save_latest below): a run killed between the two writes resumes from the previous one.
+    const std::string ckpt_steps = ckpt.metadata.at(kMetaEnvSteps);
+    auto steps_of = [](const nlohmann::json& s) {
+      return std::to_string(s.at("job").at("env_steps").get<int64_t>());
+    };
+    if (steps_of(state) != ckpt_steps && state.contains("previous") &&
+        steps_of(state["previous"]) == ckpt_steps) {
+      spdlog::warn(
+          "the run stopped while saving its checkpoint at {} env steps; resuming from "
+          "the one before, at {}",
+          steps_of(state), ckpt_steps);
+      nlohmann::json previous = std::move(state["previous"]);
+      state = std::move(previous);
+    }
+    state.erase("previous");
+    saved_state = state;
     const auto& job = state["job"];
-    RECUR_CHECK(
-        ckpt.metadata.at(kMetaEnvSteps) == std::to_string(job.at("env_steps").get<int64_t>()),
-        "{}: the latest checkpoint ({} steps) and the trainer state ({} steps) differ; "
-        "the run stopped while saving: start a new run",
-        run_dir->path().string(), ckpt.metadata.at(kMetaEnvSteps), job.at("env_steps").dump());
+    RECUR_CHECK(ckpt_steps == steps_of(state),
+                "{}: the latest checkpoint ({} steps) and the trainer state ({} steps) differ; "
+                "start a new run",
+                run_dir->path().string(), ckpt_steps, job.at("env_steps").dump());
     // A data-parallel run saved every rank's state: rank 0's as "trainer", the others' in order
     // under "ranks".
     const int rank = comm ? comm->rank() : 0, world = comm ? comm->size() : 1;
@@ -184,7 +205,10 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                         : CsvLog::create(run_dir->eval_csv(), kEvalColumns);
     monitor = resuming ? MonitorLog::open_for_resume(run_dir->monitor_csv(), episodes)
                        : MonitorLog::create(run_dir->monitor_csv(), config.env.id);
-    // A resume opens a new event file beside the old ones; TensorBoard merges them.
+    // A resume opens a new event file beside the old ones (TensorBoard merges them), after
+    // dropping from the old ones what was logged after the checkpoint, as from the CSV logs.
+    if (resuming && std::filesystem::is_directory(run_dir->path() / "tb"))
+      trim_tensorboard_logs(run_dir->path() / "tb", trainer.env_steps());
     if (config.run.tensorboard) tb.emplace(run_dir->path() / "tb");
   }
 
@@ -200,10 +224,12 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
   auto elapsed_now = [&] {
     return elapsed_before + std::chrono::duration<double>(Clock::now() - start).count();
   };
-  // The latest checkpoint and, beside it, everything a resume needs (written after it: a resume
-  // checks that both name the same env step). A data-parallel run gathers every rank's trainer
-  // state to rank 0 (every rank calls this at the same points) and checks on the way that the
-  // ranks still hold the same weights.
+  // The latest checkpoint and, beside it, everything a resume needs. The trainer state goes first
+  // and carries the previous generation as "previous": a process killed (or a disk full) between
+  // the two writes leaves the previous checkpoint with a trainer state that still holds its
+  // generation, and a resume picks the one that names the checkpoint's env step. A data-parallel
+  // run gathers every rank's trainer state to rank 0 (every rank calls this at the same points)
+  // and checks on the way that the ranks still hold the same weights.
   auto save_latest = [&] {
     const std::string mine = trainer.save_state();
     std::vector<std::string> rank_states;
@@ -216,8 +242,6 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       rank_states = comm->all_gather(mine, "the trainer states (checkpoint)");
     }
     if (!lead) return;
-    save(run_dir->latest_checkpoint());
-    saved_steps = trainer.env_steps();
     nlohmann::json job = {{"env_steps", trainer.env_steps()},
                           {"returns", returns},
                           {"lengths", lengths},
@@ -230,7 +254,12 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                           {"elapsed", elapsed_now()}};
     nlohmann::json state = {{"trainer", mine}, {"job", job}};
     if (comm) state["ranks"] = std::vector<std::string>(rank_states.begin() + 1, rank_states.end());
-    write_file_atomic(run_dir->trainer_state(), state.dump());
+    nlohmann::json on_disk = state;
+    if (!saved_state.is_null()) on_disk["previous"] = saved_state;
+    write_file_atomic(run_dir->trainer_state(), on_disk.dump());
+    save(run_dir->latest_checkpoint());
+    saved_steps = trainer.env_steps();
+    saved_state = std::move(state);
   };
   EvalConfig eval_cfg;
   eval_cfg.env_id = config.env.id;

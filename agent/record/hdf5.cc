@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -18,8 +19,14 @@ static_assert(std::is_same_v<herr_t, int>, "H5Handle::Closer assumes herr_t is i
 namespace {
 
 // HDF5 prints every failed call's error stack to stderr unless told not to; recur reports the
-// failure itself (with the file and object) instead.
+// failure itself (with the file and object) instead. HDF5's exit handler is not installed: after
+// a write failed (a full disk), H5Fclose cannot flush and the file stays open, and HDF5 1.10's
+// handler then crashes (SIGSEGV in H5F__close_cb) while closing it at exit, turning recur's exit
+// status 2 into 139. Files are closed explicitly; one left open at exit is a failed one, whose
+// temp directory is removed anyway.
 void silence_hdf5_errors() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5dont_atexit(); });  // before anything initializes the library
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 

@@ -1,6 +1,9 @@
 #include "agent/record/minari_writer.h"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <atomic>
@@ -112,7 +115,8 @@ MinariWriter::MinariWriter(const std::string& root, DatasetInfo info) : info_(st
                             info_.dataset_id, errno_text(ec)));
 
   // A fresh hidden sibling: Minari's listings skip dot-directories, and rename() into place
-  // stays on one file system.
+  // stays on one file system. Those a killed recording of this id left go first.
+  remove_stale_temps(parent, final_dir_.filename().string());
   static std::atomic<uint64_t> counter{0};
   for (;;) {
     temp_dir_ = parent /
@@ -335,14 +339,23 @@ std::string MinariWriter::commit() {
   if (info_.write_minari) write_metadata();
 
   std::error_code ec;
-  // Move into place. An old dataset (overwrite) is first renamed aside, so that <root>/<id> is
-  // at every moment either the old complete dataset or the new one.
+  // Move into place. An old dataset (overwrite) is swapped with the new one in one step
+  // (renameat2 RENAME_EXCHANGE), or where the file system cannot, first renamed aside, so that
+  // <root>/<id> is at every moment either the old complete dataset or the new one. A process
+  // killed before the old one is removed leaves it under a temp name, which the next writer of
+  // this id removes (or renames back, if the new one never arrived).
   const fs::path parent = final_dir_.parent_path();
   fs::path old;
   if (fs::exists(final_dir_, ec)) {
     RECUR_CHECK(info_.overwrite,
                 "dataset {} appeared at {} while recording; pass --overwrite to replace it",
                 info_.dataset_id, final_dir_.string());
+    if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, final_dir_.c_str(), RENAME_EXCHANGE) ==
+        0) {
+      committed_ = true;
+      fs::remove_all(temp_dir_, ec);  // now the old dataset
+      return info_.write_minari ? (final_dir_ / "data").string() : std::string();
+    }
     static std::atomic<uint64_t> counter{0};
     old = parent /
           fmt::format(".{}.old.{}.{}", final_dir_.filename().string(), ::getpid(), counter++);

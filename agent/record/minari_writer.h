@@ -25,8 +25,13 @@
 //
 // Streaming and atomicity: add() writes an episode to disk at once (episodes need not stay in
 // memory) into a hidden sibling directory <root>/<parent of id>/.<name>.tmp.<pid>.<n>; commit()
-// writes metadata.json and renames that directory to <root>/<id>. A writer destroyed before
-// commit() removes its directory, so a failed record never leaves a dataset that looks complete.
+// writes metadata.json and renames that directory to <root>/<id> (swapping it with the old one in
+// one step when overwriting). A writer destroyed before commit() removes its directory, so a failed
+// record never leaves a dataset that looks complete; the directory of a killed process is removed
+// by the next writer of the same id (core/atomic_file.h: remove_stale_temps).
+//
+// Sizes: HDF5 reports a full disk ("No space left on device") when add() or commit() writes; the
+// writer then removes its directory, as after any failure.
 #pragma once
 
 #include <cstdint>

@@ -10,11 +10,13 @@ extern "C" {
 }
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace recur::agent::record {
@@ -50,8 +52,13 @@ VideoWriter::VideoWriter(const std::string& path, int width, int height, int fps
               "width and height",
               path, width, height);
   quiet_ffmpeg_logging();
+  const std::filesystem::path target(path);
+  remove_stale_temps(target.has_parent_path() ? target.parent_path() : ".", "*.mp4");
+  temp_path_ = temp_path_for(target).string();
   try {
-    int err = avformat_alloc_output_context2(&format_, nullptr, "mp4", path.c_str());
+    // The muxer writes (and, for +faststart, rereads) the temp file; "mp4" is named because the
+    // temp name does not end in .mp4.
+    int err = avformat_alloc_output_context2(&format_, nullptr, "mp4", temp_path_.c_str());
     if (err < 0 || !format_) fail("cannot set up the MP4 muxer", err);
 
     const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
@@ -88,7 +95,7 @@ VideoWriter::VideoWriter(const std::string& path, int width, int height, int fps
     if ((err = avcodec_parameters_from_context(stream_->codecpar, encoder_)) < 0)
       fail("cannot set the stream parameters", err);
 
-    if ((err = avio_open(&format_->pb, path.c_str(), AVIO_FLAG_WRITE)) < 0)
+    if ((err = avio_open(&format_->pb, temp_path_.c_str(), AVIO_FLAG_WRITE)) < 0)
       fail("cannot open the file for writing", err);
     AVDictionary* mux_options = nullptr;
     av_dict_set(&mux_options, "movflags", "+faststart", 0);
@@ -104,19 +111,18 @@ VideoWriter::VideoWriter(const std::string& path, int width, int height, int fps
     frame_->height = height;
     if ((err = av_frame_get_buffer(frame_, 0)) < 0) fail("cannot allocate a frame", err);
   } catch (...) {
-    const bool opened = format_ && format_->pb;
-    release();
-    if (opened) std::remove(path.c_str());  // a header without frames is not a video
+    discard();  // a header without frames is not a video
     throw;
   }
 }
 
 VideoWriter::~VideoWriter() {
-  try {
-    close();
-  } catch (...) {  // the destructor never throws; close() reports errors to callers who ask
-  }
+  if (!committed_) discard();
+}
+
+void VideoWriter::discard() noexcept {
   release();
+  if (!temp_path_.empty()) std::remove(temp_path_.c_str());
 }
 
 void VideoWriter::write(const envs::render::Frame& frame) {
@@ -154,10 +160,24 @@ void VideoWriter::encode(AVFrame* frame) {
 void VideoWriter::close() {
   if (closed_ || !format_) return;
   closed_ = true;
-  encode(nullptr);
-  int err = av_write_trailer(format_);
-  if (err < 0) fail("cannot finish the MP4 file", err);
-  if ((err = avio_closep(&format_->pb)) < 0) fail("cannot close the file", err);
+  try {
+    encode(nullptr);
+    int err = av_write_trailer(format_);
+    if (err < 0) fail("cannot finish the MP4 file", err);
+    if ((err = avio_closep(&format_->pb)) < 0) fail("cannot close the file", err);
+    commit_temp_file(temp_path_, path_);
+  } catch (const Error& e) {
+    discard();
+    // commit_temp_file's message names the temp; the user knows the video by its name.
+    const std::string what = e.what();
+    if (what.rfind("video " + path_, 0) == 0) throw;
+    throw Error(fmt::format("video {}: {}", path_, what));
+  } catch (...) {
+    discard();
+    throw;
+  }
+  committed_ = true;
+  release();
 }
 
 void VideoWriter::release() noexcept {

@@ -15,6 +15,12 @@
 // nothing of its own. RGB -> YUV 4:2:0 is recur's own conversion (rgb_to_yuv420p below), about
 // twice as fast as swscale's unscaled RGB24 path. FFmpeg's informational logging is lowered to
 // warnings once (av_log_set_level), since x264 otherwise prints its settings and statistics.
+//
+// Crash safety: the file is written under a hidden temp name in the same directory,
+// ".<name>.tmp.<pid>.<n>" (core/atomic_file.h), fsynced and renamed to its name by close(). A
+// process killed mid-episode leaves no half video under a final name, only the temp, which the
+// next VideoWriter in that directory removes once its process is gone; a writer that fails, or is
+// destroyed without close(), removes its temp at once.
 #pragma once
 
 #include <cstdint>
@@ -32,10 +38,12 @@ namespace recur::agent::record {
 
 class VideoWriter {
  public:
-  // Opens `path` for writing. width and height must be even (4:2:0 chroma), fps > 0. Throws
-  // recur::Error naming the path and the reason (odd size, no encoder, unwritable directory).
+  // Opens a temp file beside `path` for writing (and removes the stale temps of dead writers in
+  // that directory). width and height must be even (4:2:0 chroma), fps > 0. Throws recur::Error
+  // naming the path and the reason (odd size, no encoder, unwritable directory).
   VideoWriter(const std::string& path, int width, int height, int fps);
-  // Finishes the file if close() was not called; never throws (errors are lost: call close()).
+  // Without a successful close(), discards the video: its temp file is removed and nothing
+  // appears under `path` (the path of an exception mid-episode). Never throws.
   ~VideoWriter();
   VideoWriter(const VideoWriter&) = delete;
   VideoWriter& operator=(const VideoWriter&) = delete;
@@ -43,7 +51,9 @@ class VideoWriter {
   // Encodes one (height, width, 3) RGB frame; its size must be the video's
   // (std::invalid_argument otherwise). Throws recur::Error when encoding or writing fails.
   void write(const envs::render::Frame& frame);
-  // Flushes the encoder and writes the trailer; throws recur::Error on failure. Idempotent.
+  // Flushes the encoder, writes the trailer and moves the finished file to `path`; throws
+  // recur::Error naming `path` and the reason (ENOSPC: "No space left on device") on failure,
+  // after removing the temp. Idempotent.
   void close();
 
   const std::string& codec() const { return codec_; }  // "libx264" or "mpeg4"
@@ -53,13 +63,16 @@ class VideoWriter {
  private:
   void encode(AVFrame* frame);  // nullptr flushes
   void release() noexcept;
+  void discard() noexcept;  // release() and remove the temp file
   [[noreturn]] void fail(const char* what, int av_error) const;
 
   std::string path_;
+  std::string temp_path_;  // where the bytes go until close() renames the file to path_
   std::string codec_;
   int width_ = 0, height_ = 0;
   int frames_ = 0;
-  bool closed_ = false;
+  bool closed_ = false;     // close() was called (whatever its outcome)
+  bool committed_ = false;  // the file is at path_
   AVFormatContext* format_ = nullptr;
   AVCodecContext* encoder_ = nullptr;
   AVStream* stream_ = nullptr;

@@ -56,6 +56,10 @@ RunDir RunDir::open(const fs::path& dir) {
   // A crash between creating the run and its first checkpoint may leave no checkpoints/.
   fs::create_directories(dir / "checkpoints", ec);
   RECUR_CHECK(!ec, "cannot create {}: {}", (dir / "checkpoints").string(), ec.message());
+  // What a killed run was writing (step checkpoints are written once each, so no later write of
+  // the same target would find their temps).
+  for (const fs::path& sub : {dir, dir / "checkpoints", dir / "videos"})
+    if (fs::is_directory(sub, ec)) remove_stale_temps(sub, "*");
   return RunDir(dir);
 }
 

@@ -31,7 +31,8 @@ class RunDir {
       const std::filesystem::path& output_dir, const std::string& name,
       std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
   // Opens an existing run directory for resume; throws recur::Error naming the path when it is
-  // missing or holds no config.yaml.
+  // missing or holds no config.yaml. Removes the temp files a killed run left in it, in
+  // checkpoints/ and in videos/ (core/atomic_file.h: remove_stale_temps).
   static RunDir open(const std::filesystem::path& dir);
 
   const std::filesystem::path& path() const { return dir_; }

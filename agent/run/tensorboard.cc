@@ -72,13 +72,18 @@ std::string read_bytes(const fs::path& path) {
   return std::move(ss).str();
 }
 
-void read_file(const fs::path& path, std::vector<ScalarEvent>& out) {
-  const std::string bytes = read_bytes(path);
+// Walks the records of one event file, calling on_event(offset, event) for each complete one.
+// Returns the offset just past the last complete record: bytes.size() unless the file ends in a
+// partial record, which throws unless `partial_tail_ok`. A bad CRC or Event always throws.
+template <typename OnEvent>
+size_t scan_records(const fs::path& path, const std::string& bytes, bool partial_tail_ok,
+                    OnEvent&& on_event) {
   tb::Event event;
   size_t pos = 0;
   for (int64_t index = 0; pos < bytes.size(); ++index) {
     const char* p = bytes.data() + pos;
     const size_t left = bytes.size() - pos;
+    if (left < kHeaderBytes && partial_tail_ok) return pos;
     RECUR_CHECK(left >= kHeaderBytes,
                 "{}: truncated record at byte {}: {} byte(s) left, a record header takes {}",
                 path.string(), pos, left, kHeaderBytes);
@@ -87,7 +92,9 @@ void read_file(const fs::path& path, std::vector<ScalarEvent>& out) {
                 path.string(), pos);
     const uint64_t n = load_le(p, 8);
     const size_t after_header = left - kHeaderBytes;
-    RECUR_CHECK(n <= after_header && after_header - n >= kFooterBytes,
+    const bool whole = n <= after_header && after_header - n >= kFooterBytes;
+    if (!whole && partial_tail_ok) return pos;
+    RECUR_CHECK(whole,
                 "{}: truncated record at byte {}: it holds {} byte(s) of data and a 4-byte CRC, "
                 "but only {} byte(s) follow its header",
                 path.string(), pos, n, after_header);
@@ -101,13 +108,20 @@ void read_file(const fs::path& path, std::vector<ScalarEvent>& out) {
                 "{}: not a TensorBoard event file: the first record (byte 0) holds no "
                 "file_version",
                 path.string());
+    on_event(pos, event);
+    pos += kHeaderBytes + n + kFooterBytes;
+  }
+  return pos;
+}
+
+void read_file(const fs::path& path, bool partial_tail_ok, std::vector<ScalarEvent>& out) {
+  scan_records(path, read_bytes(path), partial_tail_ok, [&](size_t, const tb::Event& event) {
     if (event.what_case() == tb::Event::kSummary) {
       for (const tb::Summary::Value& v : event.summary().value())
         if (v.value_case() == tb::Summary::Value::kSimpleValue)
           out.push_back({v.tag(), event.step(), event.wall_time(), v.simple_value()});
     }
-    pos += kHeaderBytes + n + kFooterBytes;
-  }
+  });
 }
 
 bool is_event_file(const fs::directory_entry& e) {
@@ -152,7 +166,14 @@ TensorBoardWriter::TensorBoardWriter(const fs::path& dir) : impl_(std::make_uniq
   version.set_step(0);
   version.set_file_version(std::string(kFileVersion));
   append_record(impl_->buffer, version);
-  flush();
+  try {
+    flush();
+  } catch (...) {
+    // A full disk: no empty or partial event file is left behind.
+    impl_->file.reset();
+    fs::remove(impl_->path, ec);
+    throw;
+  }
 
   impl_->event.mutable_summary()->add_value();
 }
@@ -190,13 +211,14 @@ const fs::path& TensorBoardWriter::path() const {
   return impl_->path;
 }
 
-std::vector<ScalarEvent> read_tensorboard_scalars(const fs::path& file_or_dir) {
+std::vector<ScalarEvent> read_tensorboard_scalars(const fs::path& file_or_dir,
+                                                  bool partial_tail_ok) {
   std::error_code ec;
   if (!fs::is_directory(file_or_dir, ec)) {
     RECUR_CHECK(fs::exists(file_or_dir, ec), "no TensorBoard event file or directory at {}",
                 file_or_dir.string());
     std::vector<ScalarEvent> out;
-    read_file(file_or_dir, out);
+    read_file(file_or_dir, partial_tail_ok, out);
     return out;
   }
   std::vector<fs::path> files;
@@ -204,13 +226,42 @@ std::vector<ScalarEvent> read_tensorboard_scalars(const fs::path& file_or_dir) {
     if (is_event_file(e)) files.push_back(e.path());
   RECUR_CHECK(!ec, "cannot list {}: {}", file_or_dir.string(), ec.message());
   if (files.empty() && fs::is_directory(file_or_dir / "tb", ec))
-    return read_tensorboard_scalars(file_or_dir / "tb");
+    return read_tensorboard_scalars(file_or_dir / "tb", partial_tail_ok);
   RECUR_CHECK(!files.empty(), "{} holds no TensorBoard event file (events.out.tfevents.*)",
               file_or_dir.string());
   std::sort(files.begin(), files.end());
   std::vector<ScalarEvent> out;
-  for (const fs::path& f : files) read_file(f, out);
+  for (const fs::path& f : files) read_file(f, partial_tail_ok, out);
   return out;
+}
+
+void trim_tensorboard_logs(const fs::path& dir, int64_t last_step) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (is_event_file(e)) files.push_back(e.path());
+  RECUR_CHECK(!ec, "cannot list {}: {}", dir.string(), ec.message());
+  for (const fs::path& f : files) {
+    const std::string bytes = read_bytes(f);
+    size_t cut = std::string::npos;
+    int64_t dropped = 0;
+    const size_t complete = scan_records(f, bytes, true, [&](size_t at, const tb::Event& event) {
+      if (event.what_case() == tb::Event::kFileVersion || event.step() <= last_step) return;
+      if (cut == std::string::npos) cut = at;  // steps only grow within a file
+      ++dropped;
+    });
+    cut = std::min(cut, complete);
+    if (cut == bytes.size()) continue;
+    if (cut == 0) {
+      fs::remove(f, ec);  // not even its file_version record was written
+      RECUR_CHECK(!ec, "cannot remove {}: {}", f.string(), ec.message());
+      continue;
+    }
+    fs::resize_file(f, cut, ec);
+    RECUR_CHECK(!ec, "cannot truncate {}: {}", f.string(), ec.message());
+    spdlog::info("{}: dropped {} record(s) logged after env step {}{}", f.string(), dropped,
+                 last_step, complete < bytes.size() ? " and a partial last record" : "");
+  }
 }
 
 }  // namespace recur::agent

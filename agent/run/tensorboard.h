@@ -24,8 +24,9 @@ class TensorBoardWriter {
  public:
   // Creates `dir` (and its parents) and a new file in it named as TensorFlow's and PyTorch's
   // writers name theirs, events.out.tfevents.<unix seconds>.<hostname>.<pid>.<n> (n counts the
-  // writers of this process), and writes the file_version record to disk. A resumed run opens a
-  // new file beside the old ones; TensorBoard reads every event file of a directory.
+  // writers of this process), and writes the file_version record to disk (or removes the file
+  // again when that fails). A resumed run opens a new file beside the old ones (after
+  // trim_tensorboard_logs); TensorBoard reads every event file of a directory.
   // Throws recur::Error naming the path when the directory or file cannot be made.
   explicit TensorBoardWriter(const std::filesystem::path& dir);
   // Flushes what is buffered; an error then is swallowed (a destructor must not throw): call
@@ -64,9 +65,19 @@ struct ScalarEvent {
 // Every record's two CRCs are checked, and a file must begin with a file_version record. Throws
 // recur::Error naming the file and the byte offset of the record on a bad CRC, an unparseable
 // Event, or a truncated record. A file whose writer is still running can end in a partial record
-// only when it is read while a flush() is under way; that is reported as truncated too (a reader
-// that wants to follow a live file retries).
-std::vector<ScalarEvent> read_tensorboard_scalars(const std::filesystem::path& file_or_dir);
+// only when it is read while a flush() is under way, and one whose writer was killed (or ran out
+// of space) mid-flush; that is reported as truncated too (a reader that wants to follow a live
+// file retries), unless `partial_tail_ok`: then every complete record is read and a partial last
+// one is ignored, as TensorBoard does.
+std::vector<ScalarEvent> read_tensorboard_scalars(const std::filesystem::path& file_or_dir,
+                                                  bool partial_tail_ok = false);
+
+// For a resume from the checkpoint at env step `last_step`: in every event file of `dir`, keeps
+// the records up to that step and drops those after it (logged after the checkpoint, and logged
+// again by the resumed run) and a partial last record, so that the directory read as a whole holds
+// each step once, as the CSV logs do. Steps grow within a file (recur's writer logs in order).
+// Throws recur::Error naming a corrupt file.
+void trim_tensorboard_logs(const std::filesystem::path& dir, int64_t last_step);
 
 // The checksums of the record framing (exposed for tests): CRC-32C (Castagnoli polynomial
 // 0x1EDC6F41, reflected, initial and final XOR 0xFFFFFFFF; crc32c("123456789") = 0xE3069283),

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "agent/config_yaml.h"
@@ -335,4 +336,45 @@ TEST_CASE("a Box2D run resumes: envs without a flat state restart their in-fligh
   CHECK_FALSE(resumed.interrupted);
   CHECK(resumed.env_steps == 2048);
   CHECK(resumed.final_eval.returns.size() == 3);
+}
+
+TEST_CASE(
+    "a run killed between saving its trainer state and its checkpoint resumes from the one "
+    "before") {
+  // The trainer state is written first and keeps the previous generation: the state on disk
+  // then names a checkpoint that never arrived, and the resume takes the previous one. The logs
+  // hold rows past that checkpoint (and a row cut short); the resume drops them, so that CSV and
+  // TensorBoard end as an uninterrupted run's.
+  namespace fs = std::filesystem;
+  recur::test::TempDir tmp("killed_save_test");
+  auto c = small_config(tmp.path.string());
+  c.run.total_env_steps = 2048;
+  const auto full = agent::run_train_job(c, agent::to_yaml(c), named("full"));
+  agent::TrainJobOptions part = named("part");
+  part.stop_at_env_steps = 1088;  // after the evaluation at 1024: a state with a previous one
+  const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
+  REQUIRE(first.interrupted);
+  const fs::path latest = first.run_dir / "checkpoints" / "latest.safetensors";
+  fs::copy_file(latest, tmp.path / "latest_1088.safetensors");
+  agent::TrainJobOptions more;
+  more.resume_dir = first.run_dir;
+  more.stop_at_env_steps = 1216;
+  REQUIRE(agent::run_train_job(c, agent::to_yaml(c), more).interrupted);
+  // "Killed" after the state at 1216 was written, before its checkpoint: the 1088 one is there.
+  fs::copy_file(tmp.path / "latest_1088.safetensors", latest, fs::copy_options::overwrite_existing);
+  std::ofstream(first.run_dir / "progress.csv", std::ios::app) << "1280,0.5,12";
+  agent::TrainJobOptions rest;
+  rest.resume_dir = first.run_dir;
+  const auto resumed = agent::run_train_job(c, agent::to_yaml(c), rest);
+  CHECK_FALSE(resumed.interrupted);
+  CHECK(progress_without_timing(resumed.run_dir) == progress_without_timing(full.run_dir));
+  auto steps_by_tag = [](const fs::path& run) {
+    std::map<std::string, std::vector<int64_t>> steps;
+    for (const auto& s : agent::read_tensorboard_scalars(run / "tb"))
+      steps[s.tag].push_back(s.step);
+    return steps;
+  };
+  const auto got = steps_by_tag(resumed.run_dir);
+  CHECK(got == steps_by_tag(full.run_dir));
+  CHECK(got.at("train/value_loss").size() == 2048 / 64);
 }

@@ -4,6 +4,7 @@
 #include "agent/record/video_writer.h"
 
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "tests/temp_dir.h"
@@ -76,13 +80,36 @@ TEST_CASE("video: 25 frames at 50 fps round trip") {
   MESSAGE("encoder " << codec << ", " << fs::file_size(path) << " bytes");
 }
 
-TEST_CASE("video: the destructor finishes a file that was not closed") {
+TEST_CASE("video: written under a temp name and renamed on close; unclosed, nothing is left") {
   TempDir tmp("video_test");
-  const std::string path = (tmp.path / "unclosed.mp4").string();
+  const std::string path = (tmp.path / "rl-video-episode-8.mp4").string();
+  auto entries = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(tmp.path)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  // A temp of a writer that was killed (its process is gone) goes when the next one starts.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  const std::string stale = fmt::format(".rl-video-episode-1.mp4.tmp.{}.0", child);
+  recur::test::write_all(tmp.path / stale, std::string(48, 'x'));
   {
     VideoWriter v(path, 32, 32, 15);
     for (int t = 0; t < 4; ++t) v.write(test_frame(32, 32, t));
+    const auto during = entries();
+    REQUIRE(during.size() == 1);  // the stale temp is gone, the final name not there yet
+    CHECK(during[0].rfind(".rl-video-episode-8.mp4.tmp." + std::to_string(::getpid()) + ".", 0) ==
+          0);
   }
+  CHECK(entries().empty());  // destroyed without close(): discarded
+  {
+    VideoWriter v(path, 32, 32, 15);
+    for (int t = 0; t < 4; ++t) v.write(test_frame(32, 32, t));
+    v.close();
+  }
+  CHECK(entries() == std::vector<std::string>{"rl-video-episode-8.mp4"});
   const VideoProbe p = probe_video(path);
   CHECK(p.frames == 4);
   CHECK(p.fps == doctest::Approx(15.0));

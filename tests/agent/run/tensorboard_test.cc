@@ -281,3 +281,46 @@ TEST_CASE("tensorboard: a second writer in the same directory (a resumed run) op
   CHECK(got[0].step == 2048);
   CHECK(got[1].step == 4096);
 }
+
+TEST_CASE("tensorboard: a killed writer's file reads to its last complete record; a resume trims") {
+  TempDir tmp("tensorboard_test");
+  fs::path first;
+  {
+    TensorBoardWriter tb(tmp.path);
+    first = tb.path();
+    for (int64_t step = 64; step <= 320; step += 64) {
+      tb.scalar("train/value_loss", 0.5, step);
+      tb.scalar("time/fps", 100.0, step);
+      tb.flush();
+    }
+  }
+  // Killed mid-flush: the last record is cut short.
+  const std::string good = read_all(first);
+  write_all(first, good.substr(0, good.size() - 7));
+  CHECK(error_of([&] { read_tensorboard_scalars(first); }).find("truncated record") !=
+        std::string::npos);
+  auto scalars = read_tensorboard_scalars(first, /*partial_tail_ok=*/true);
+  REQUIRE(scalars.size() == 9);
+  CHECK(scalars.back().step == 320);
+  CHECK(scalars.back().tag == "train/value_loss");
+
+  // The resume from the checkpoint at 192 keeps steps <= 192 and writes a new file from 256 on.
+  trim_tensorboard_logs(tmp.path, 192);
+  scalars = read_tensorboard_scalars(tmp.path);  // strict: no partial record is left
+  REQUIRE(scalars.size() == 6);
+  CHECK(scalars.back().step == 192);
+  {
+    TensorBoardWriter tb(tmp.path);
+    tb.scalar("train/value_loss", 0.25, 256);
+  }
+  scalars = read_tensorboard_scalars(tmp.path);
+  REQUIRE(scalars.size() == 7);
+  CHECK(scalars.back().step == 256);
+  CHECK(scalars.back().value == 0.25f);
+
+  // A file with not even its file_version record goes; one with nothing after the step stays.
+  write_all(tmp.path / "events.out.tfevents.1.host.1.0", "\x01\x02");
+  trim_tensorboard_logs(tmp.path, 1000);
+  CHECK_FALSE(fs::exists(tmp.path / "events.out.tfevents.1.host.1.0"));
+  CHECK(read_tensorboard_scalars(tmp.path).size() == 7);
+}

@@ -1,15 +1,18 @@
-"""A checkpoint holding a NaN or an infinity is refused on load, naming the tensor and element
-(issue: it used to load, act as garbage and exit 0)."""
+"""NaN and infinity: a checkpoint holding one is refused on load, naming the tensor and element
+(it used to load, act as garbage and exit 0); a Python env returning one stops training, naming
+the env and the step."""
 
 import json
 import shutil
 import struct
 import subprocess
 
+import gymnasium
 import numpy as np
 import pytest
 
 import recur
+from conftest import CONFIGS
 
 
 def poison(src, dst, tensor, index, value):
@@ -52,3 +55,37 @@ def test_cli_eval_and_convert_refuse_nonfinite_weights(cartpole_run, tmp_path, r
     policy = recur.Policy.load(cartpole_run)
     actions, _ = policy.act(np.zeros((1, policy.obs_dim), np.float32), policy.initial_state(1))
     assert actions.shape[0] == 1
+
+
+class NanAfter(gymnasium.Env):
+    """CartPole-like toy whose 43rd step returns a NaN observation (a buggy Python env)."""
+
+    observation_space = gymnasium.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self):
+        self.steps = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(3, np.float32), {}
+
+    def step(self, action):
+        self.steps += 1
+        obs = np.full(3, 0.5, np.float32)
+        if self.steps == 43:
+            obs[2] = np.nan
+        return obs, 1.0, self.steps % 10 == 0, False, {}
+
+
+def test_python_env_nan_observation_names_env_and_step(runs_dir):
+    with pytest.raises(recur.Error) as e:
+        recur.train(
+            CONFIGS / "cartpole.yaml",
+            {"run.output_dir": str(runs_dir / "nan_env"), "env.num_envs": 2},
+            env=NanAfter,
+            run__total_env_steps=512,
+        )
+    msg = str(e.value)
+    assert "(index 0 of a batch of 2) returned a non-finite observation (observation[2] = nan)" in msg
+    assert "at env step 86 of the run" in msg

@@ -18,8 +18,6 @@ import argparse
 import csv
 import dataclasses
 import difflib
-import io
-import math
 import os
 import pathlib
 import shutil
@@ -33,196 +31,19 @@ from typing import Any
 
 import yaml
 
+from .tune_space import (
+    Param,
+    check_space_values,
+    TuneError,
+    flatten,
+    load_space,
+    minibatch_fix,
+    yaml_value,
+)
+
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
-SPACE_FIELDS = {
-    "float": {"type", "low", "high", "log", "step", "one_minus"},
-    "int": {"type", "low", "high", "log", "step"},
-    "categorical": {"type", "choices"},
-}
 TUNER_SET_KEYS = ("run.seed", "run.output_dir", "run.name")  # the tuner's alone
-
-
-class TuneError(Exception):
-    """Bad input (arguments, search space, storage): printed, exit code 2."""
-
-
-# --------------------------------------------------------------------------------------------
-# Search space
-
-
-@dataclasses.dataclass
-class Param:
-    key: str  # the recur config key, e.g. algo.gamma
-    kind: str  # float, int or categorical
-    low: float | int | None = None
-    high: float | int | None = None
-    log: bool = False
-    step: float | int | None = None
-    one_minus: bool = False  # sample 1 - value in [low, high] (the zoo's gamma and gae_lambda)
-    choices: list[Any] = dataclasses.field(default_factory=list)  # as written in the YAML
-
-    @property
-    def name(self) -> str:
-        """The Optuna parameter name."""
-        return f"1-{self.key}" if self.one_minus else self.key
-
-    def optuna_choices(self) -> list[Any]:
-        # Optuna keeps None, bool, int, float and str; a list such as [64, 64] travels as its
-        # YAML text, which is also what --set takes.
-        return [c if isinstance(c, (type(None), bool, int, float, str)) else yaml_value(c) for c in self.choices]
-
-    def suggest(self, trial) -> Any:
-        if self.kind == "float":
-            return trial.suggest_float(self.name, self.low, self.high, log=self.log, step=self.step)
-        if self.kind == "int":
-            return trial.suggest_int(self.name, self.low, self.high, log=self.log, step=self.step or 1)
-        return trial.suggest_categorical(self.name, self.optuna_choices())
-
-    def config_value(self, sampled: Any) -> Any:
-        """The recur config value of an Optuna value."""
-        return 1.0 - sampled if self.one_minus else sampled
-
-    def optuna_value(self, config_value: Any) -> Any:
-        """The Optuna value of a recur config value, or None when it is outside the space."""
-        if self.kind == "categorical":
-            encoded = self.optuna_choices()
-            for choice, enc in zip(self.choices, encoded):
-                same_kind = isinstance(choice, bool) == isinstance(config_value, bool)
-                if same_kind and (choice == config_value or enc == config_value):
-                    return enc
-            return None
-        if isinstance(config_value, bool) or not isinstance(config_value, (int, float)):
-            return None
-        v = 1.0 - config_value if self.one_minus else config_value
-        if self.kind == "int" and v != int(v):
-            return None
-        return v if self.low <= v <= self.high else None
-
-    def extremes(self) -> list[Any]:
-        """Config values that probe the space's edges (for the dry run)."""
-        if self.kind == "categorical":
-            return list(self.choices)
-        return [self.config_value(self.low), self.config_value(self.high)]
-
-
-def yaml_value(value: Any) -> str:
-    """A Python value as the YAML scalar or flow collection that ``--set key=value`` takes."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(yaml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {yaml_value(v)}" for k, v in value.items()) + "}"
-    return str(value)
-
-
-def _number(value: Any, integer: bool) -> bool:
-    if isinstance(value, bool):
-        return False
-    if integer:
-        return isinstance(value, int)
-    return isinstance(value, (int, float)) and math.isfinite(value)
-
-
-def load_space(path: pathlib.Path, algo_type: str | None = None) -> list[Param]:
-    """Reads and checks a search-space file; TuneError names the file, the entry and what is
-    expected."""
-    where = str(path)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise TuneError(f"search space {where}: cannot be read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise TuneError(f"search space {where}: not valid YAML: {e}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("params"), dict) or not doc["params"]:
-        raise TuneError(
-            f"search space {where}: expected a mapping with 'params:' (one entry per config key, "
-            "e.g. 'algo.learning_rate: {type: float, low: 1e-5, high: 2e-3, log: true}')"
-        )
-    unknown = set(doc) - {"algo", "params"}
-    if unknown:
-        raise TuneError(f"search space {where}: unknown top-level key(s) {sorted(unknown)}; allowed: algo, params")
-    if algo_type is not None and doc.get("algo") is not None and doc["algo"] != algo_type:
-        raise TuneError(
-            f"search space {where}: written for algo {doc['algo']!r}, the config trains algo.type {algo_type!r}"
-        )
-    params = []
-    for key, entry in doc["params"].items():
-        at = f"search space {where}: entry {key!r}"
-        if not isinstance(key, str) or key.count(".") < 1:
-            raise TuneError(f"{at}: the name must be a recur config key 'section.key' (e.g. algo.gamma)")
-        if not isinstance(entry, dict) or entry.get("type") not in SPACE_FIELDS:
-            raise TuneError(
-                f"{at}: expected a mapping with type: float, int or categorical "
-                "(e.g. {type: float, low: 0.1, high: 0.4})"
-            )
-        kind = entry["type"]
-        extra = set(entry) - SPACE_FIELDS[kind]
-        if extra:
-            raise TuneError(f"{at}: unknown field(s) {sorted(extra)} for type {kind}; allowed: {sorted(SPACE_FIELDS[kind])}")
-        p = Param(key=key, kind=kind)
-        if kind == "categorical":
-            choices = entry.get("choices")
-            if not isinstance(choices, list) or not choices:
-                raise TuneError(f"{at}: choices must be a non-empty list, got {choices!r}")
-            p.choices = choices
-            params.append(p)
-            continue
-        integer = kind == "int"
-        what = "an integer" if integer else "a finite number"
-        for field in ("low", "high"):
-            if field not in entry:
-                raise TuneError(f"{at}: missing '{field}' ({what})")
-            if not _number(entry[field], integer):
-                raise TuneError(f"{at}: {field} must be {what}, got {entry[field]!r}")
-        p.low, p.high = entry["low"], entry["high"]
-        if p.low > p.high:
-            raise TuneError(f"{at}: the range is empty: low {p.low!r} > high {p.high!r}")
-        p.log = entry.get("log", False)
-        if not isinstance(p.log, bool):
-            raise TuneError(f"{at}: log must be true or false, got {p.log!r}")
-        if p.log and p.low <= 0:
-            raise TuneError(f"{at}: log: true needs low > 0, got {p.low!r}")
-        p.step = entry.get("step")
-        if p.step is not None and (not _number(p.step, integer) or p.step <= 0):
-            raise TuneError(f"{at}: step must be {what} > 0, got {p.step!r}")
-        if p.step is not None and p.log:
-            raise TuneError(f"{at}: step and log: true cannot be combined")
-        p.one_minus = entry.get("one_minus", False)
-        if not isinstance(p.one_minus, bool):
-            raise TuneError(f"{at}: one_minus must be true or false, got {p.one_minus!r}")
-        params.append(p)
-    return params
-
-
-def flatten(doc: Any, prefix: str = "") -> dict[str, Any]:
-    out = {}
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            path = f"{prefix}{k}"
-            if isinstance(v, dict) and path != "env.options":
-                out.update(flatten(v, path + "."))
-            else:
-                out[path] = v
-    return out
-
-
-def minibatch_fix(values: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    """recur's minibatches are whole env sequences, so algo.num_minibatches must divide
-    env.num_envs: a value that does not becomes the largest divisor of num_envs below it."""
-    if "algo.num_minibatches" not in values:
-        return values
-    envs = values.get("env.num_envs", base.get("env.num_envs"))
-    mb = values["algo.num_minibatches"]
-    if isinstance(envs, int) and isinstance(mb, int) and envs >= 1 and mb >= 1 and envs % mb:
-        values = dict(values)
-        values["algo.num_minibatches"] = max(d for d in range(1, min(mb, envs) + 1) if envs % d == 0)
-    return values
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,8 +78,16 @@ class Runner:
         sets = self.overrides(values, pre)
         if self.env_factory:
             plugins = [f"env.plugin={yaml_value(self.plugins)}"] if self.plugins else []
-            return [sys.executable, "-m", "recur.tune", "--_python-trial", str(self.config), self.env_factory,
-                    *plugins, *sets]
+            return [
+                sys.executable,
+                "-m",
+                "recur.tune",
+                "--_python-trial",
+                str(self.config),
+                self.env_factory,
+                *plugins,
+                *sets,
+            ]
         cmd = [self.recur, "train", str(self.config)]
         for item in sets:
             cmd += ["--set", item]
@@ -280,7 +109,9 @@ def find_recur(explicit: str | None) -> str:
             raise TuneError(f"--recur {explicit}: not an executable file")
     found = shutil.which("recur")
     if not found:
-        raise TuneError("no recur executable: build it (build/tools/recur), put it on PATH or pass --recur PATH")
+        raise TuneError(
+            "no recur executable: build it (build/tools/recur), put it on PATH or pass --recur PATH"
+        )
     return found
 
 
@@ -325,7 +156,9 @@ def parse_seeds(text: str, option: str) -> list[int]:
     try:
         seeds = [int(s) for s in text.split(",") if s.strip() != ""]
     except ValueError:
-        raise TuneError(f"{option} {text!r}: expected comma-separated integers, e.g. 100,101") from None
+        raise TuneError(
+            f"{option} {text!r}: expected comma-separated integers, e.g. 100,101"
+        ) from None
     if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
         raise TuneError(f"{option} {text!r}: expected distinct seeds >= 0")
     return seeds
@@ -346,7 +179,7 @@ def make_storage(url: str, study_dir: pathlib.Path):
         return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
     engine_kwargs = {}
     if url.startswith("sqlite:///"):
-        path = pathlib.Path(url[len("sqlite:///"):])
+        path = pathlib.Path(url[len("sqlite:///") :])
         _check_writable(path, url)
         # One driver writes; a longer lock timeout keeps a dashboard reader from failing it.
         engine_kwargs = {"connect_args": {"timeout": 60}}
@@ -361,7 +194,9 @@ def _check_writable(path: pathlib.Path, url: str) -> None:
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise TuneError(f"--storage {url}: directory {parent} cannot be created: {e.strerror}") from None
+        raise TuneError(
+            f"--storage {url}: directory {parent} cannot be created: {e.strerror}"
+        ) from None
     if path.exists():
         if path.is_dir() or not os.access(path, os.R_OK | os.W_OK):
             raise TuneError(f"--storage {url}: {path} cannot be written")
@@ -402,7 +237,10 @@ class Tuner:
         a = self.args
         if a.sampler == "tpe":
             sampler = optuna.samplers.TPESampler(
-                n_startup_trials=a.n_startup_trials, seed=a.sampler_seed, multivariate=True, constant_liar=True
+                n_startup_trials=a.n_startup_trials,
+                seed=a.sampler_seed,
+                multivariate=True,
+                constant_liar=True,
             )
         else:
             sampler = optuna.samplers.RandomSampler(seed=a.sampler_seed)
@@ -415,7 +253,11 @@ class Tuner:
         else:
             pruner = optuna.pruners.NopPruner()
         self.study = optuna.create_study(
-            storage=storage, study_name=a.study_name, direction="maximize", sampler=sampler, pruner=pruner,
+            storage=storage,
+            study_name=a.study_name,
+            direction="maximize",
+            sampler=sampler,
+            pruner=pruner,
             load_if_exists=True,
         )
 
@@ -446,13 +288,18 @@ class Tuner:
             driver = str(t.user_attrs.get("driver", ""))
             h, _, pid = driver.rpartition(":")
             if h == host and pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
-                print(f"recur tune: trial {t.number} is running in process {pid}; leaving it", flush=True)
+                print(
+                    f"recur tune: trial {t.number} is running in process {pid}; leaving it",
+                    flush=True,
+                )
                 continue
             if h and h != host:
                 print(f"recur tune: trial {t.number} runs on {h}; leaving it", flush=True)
                 continue
             with self.lock:
-                self.study._storage.set_trial_user_attr(t._trial_id, "interrupted", True)  # noqa: SLF001
+                self.study._storage.set_trial_user_attr(
+                    t._trial_id, "interrupted", True
+                )  # noqa: SLF001
                 self.study.tell(t.number, state=S.FAIL)
             self.retry(t.number, t.params, "was left running by an interrupted study")
 
@@ -473,11 +320,15 @@ class Tuner:
             except yaml.YAMLError:
                 doc = None
             if not isinstance(doc, dict):
-                raise TuneError(f"--enqueue {text!r}: expected a YAML mapping, e.g. '{{algo.learning_rate: 1e-7}}'")
+                raise TuneError(
+                    f"--enqueue {text!r}: expected a YAML mapping, e.g. '{{algo.learning_rate: 1e-7}}'"
+                )
             values = {}
             for k, v in doc.items():
                 if k not in by_key:
-                    raise TuneError(f"--enqueue {text!r}: {k!r} is not in the search space ({', '.join(by_key)})")
+                    raise TuneError(
+                        f"--enqueue {text!r}: {k!r} is not in the search space ({', '.join(by_key)})"
+                    )
                 ov = by_key[k].optuna_value(v)
                 if ov is None:
                     raise TuneError(f"--enqueue {text!r}: {k}={v!r} is outside the search space")
@@ -518,7 +369,9 @@ class Tuner:
         values = minibatch_fix(sampled, self.base)
         if values != sampled:
             with self.lock:
-                trial.set_user_attr("adjusted", {k: v for k, v in values.items() if sampled[k] != v})
+                trial.set_user_attr(
+                    "adjusted", {k: v for k, v in values.items() if sampled[k] != v}
+                )
         tdir = self.study_dir / "trials" / f"trial-{trial.number:04d}"
         procs = []
         for seed in self.seeds:
@@ -533,9 +386,11 @@ class Tuner:
             }
             cmd = self.runner.train_command(values, pre)
             log = open(out / "train.log", "w")
-            procs.append((seed, out, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log))
+            procs.append(
+                (seed, out, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log)
+            )
         reported = 0
-        pruned = False
+        pruned = stopped = False
         while True:
             running = any(p.poll() is None for _, _, p, _ in procs)
             rows = [read_eval_rows(out) for _, out, _, _ in procs]
@@ -556,6 +411,7 @@ class Tuner:
                 for _, _, p, _ in procs:
                     if p.poll() is None:
                         p.send_signal(signal.SIGINT)
+                        stopped = True
                 break
             time.sleep(0.2)
         deadline = time.monotonic() + 60
@@ -567,8 +423,11 @@ class Tuner:
                 p.wait()
             log.close()
         # A run that got a Ctrl-C (the terminal's, before the driver's stop) says so and exits 0.
-        cut = any("interrupted after" in (out / "train.log").read_text(errors="replace") for _, out, _, _ in procs)
-        if (self.stop.is_set() or cut) and not pruned:
+        cut = any(
+            "interrupted after" in (out / "train.log").read_text(errors="replace")
+            for _, out, _, _ in procs
+        )
+        if (stopped or cut) and not pruned:
             with self.lock:
                 trial.set_user_attr("interrupted", True)
                 self.study.tell(trial, state=S.FAIL)
@@ -578,14 +437,18 @@ class Tuner:
             with self.lock:
                 self.study.tell(trial, state=S.PRUNED)
                 self.failed_in_a_row = 0
-            print(f"recur tune: trial {trial.number} pruned at evaluation {reported - 1}", flush=True)
+            print(
+                f"recur tune: trial {trial.number} pruned at evaluation {reported - 1}", flush=True
+            )
             return
         failures = [(seed, out, p.returncode) for seed, out, p, _ in procs if p.returncode != 0]
         rows = [read_eval_rows(out) for _, out, _, _ in procs]
         if failures or not all(rows):
             seed, out, rc = failures[0] if failures else (self.seeds[0], procs[0][1], 0)
             tail = (out / "train.log").read_text(errors="replace").strip().splitlines()[-3:]
-            msg = f"seed {seed}: exit {rc}: " + " | ".join(tail) if failures else "no evaluation rows"
+            msg = (
+                f"seed {seed}: exit {rc}: " + " | ".join(tail) if failures else "no evaluation rows"
+            )
             with self.lock:
                 trial.set_user_attr("error", msg[-1000:])
                 self.study.tell(trial, state=S.FAIL)
@@ -600,7 +463,8 @@ class Tuner:
             self.failed_in_a_row = 0
         print(
             f"recur tune: trial {trial.number} value {value:.2f} (seeds {self.seeds}: "
-            + ", ".join(f"{v:.2f}" for v in finals) + ")",
+            + ", ".join(f"{v:.2f}" for v in finals)
+            + ")",
             flush=True,
         )
 
@@ -625,16 +489,39 @@ def write_outputs(tuner: Tuner, args, runner: Runner) -> pathlib.Path | None:
         for n in t.params:
             if n not in names:
                 names.append(n)
-    header = ["number", "state", "value", "duration_s", "evaluations", *names, "seed_returns", "note"]
+    header = [
+        "number",
+        "state",
+        "value",
+        "duration_s",
+        "evaluations",
+        *names,
+        "seed_returns",
+        "note",
+    ]
     table = []
     for t in trials:
-        dur = (t.datetime_complete - t.datetime_start).total_seconds() if t.datetime_complete and t.datetime_start else None
-        note = t.user_attrs.get("error") or ("interrupted" if t.user_attrs.get("interrupted") else "")
+        dur = (
+            (t.datetime_complete - t.datetime_start).total_seconds()
+            if t.datetime_complete and t.datetime_start
+            else None
+        )
+        note = t.user_attrs.get("error") or (
+            "interrupted" if t.user_attrs.get("interrupted") else ""
+        )
         if "retry_of" in t.user_attrs:
             note = (note + " " if note else "") + f"retry of {t.user_attrs['retry_of']}"
         table.append(
-            [t.number, t.state.name, t.value, dur, len(t.intermediate_values), *[t.params.get(n) for n in names],
-             " ".join(f"{v:.2f}" for v in t.user_attrs.get("seed_returns", [])), note]
+            [
+                t.number,
+                t.state.name,
+                t.value,
+                dur,
+                len(t.intermediate_values),
+                *[t.params.get(n) for n in names],
+                " ".join(f"{v:.2f}" for v in t.user_attrs.get("seed_returns", [])),
+                note,
+            ]
         )
     with open(tuner.study_dir / "trials.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -643,24 +530,43 @@ def write_outputs(tuner: Tuner, args, runner: Runner) -> pathlib.Path | None:
             w.writerow(["" if v is None else v for v in row])
     short = ["number", "state", "value", "duration_s", "evaluations", *names]
     rows = [[_fmt(v) for v in row[: len(short)]] for row in table]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(short)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(short)
+    ]
     print("\n" + "  ".join(h.ljust(w) for h, w in zip(short, widths)))
     for r in rows:
         print("  ".join(v.ljust(w) for v, w in zip(r, widths)))
     complete = [t for t in trials if t.state == S.COMPLETE]
-    counts = {s.name: sum(t.state == s for t in trials) for s in (S.COMPLETE, S.PRUNED, S.FAIL, S.RUNNING, S.WAITING)}
+    counts = {
+        s.name: sum(t.state == s for t in trials)
+        for s in (S.COMPLETE, S.PRUNED, S.FAIL, S.RUNNING, S.WAITING)
+    }
     print("trials: " + ", ".join(f"{n.lower()} {c}" for n, c in counts.items() if c))
     if not complete:
         print("recur tune: no complete trial yet: no best.yaml")
         return None
     best = study.best_trial
     by_name = {p.name: p for p in tuner.params}
-    values = minibatch_fix({by_name[n].key: by_name[n].config_value(v) for n, v in best.params.items() if n in by_name}, tuner.base)
+    values = minibatch_fix(
+        {
+            by_name[n].key: by_name[n].config_value(v)
+            for n, v in best.params.items()
+            if n in by_name
+        },
+        tuner.base,
+    )
     # Its runs are named after the base config, not after best.yaml.
-    named = values if tuner.base.get("run.name") else {"run.name": pathlib.Path(args.config).stem, **values}
+    named = (
+        values
+        if tuner.base.get("run.name")
+        else {"run.name": pathlib.Path(args.config).stem, **values}
+    )
     res = runner.print_config(named)
     if res.returncode != 0:
-        print(f"recur tune: the best trial's config does not resolve: {res.stderr.strip()}", file=sys.stderr)
+        print(
+            f"recur tune: the best trial's config does not resolve: {res.stderr.strip()}",
+            file=sys.stderr,
+        )
         return None
     text = res.stdout
     header_lines = [
@@ -673,7 +579,9 @@ def write_outputs(tuner: Tuner, args, runner: Runner) -> pathlib.Path | None:
         "#   recur train best.yaml --set run.seed=0   (and 1, 2; compare the final evaluation)",
     ]
     if args.env_factory:
-        header_lines.append(f"# Trained on the Python env {args.env_factory}: recur.train('best.yaml', env=...).")
+        header_lines.append(
+            f"# Trained on the Python env {args.env_factory}: recur.train('best.yaml', env=...)."
+        )
     path = tuner.study_dir / "best.yaml"
     path.write_text("\n".join(header_lines) + "\n" + text)
     print(f"best: trial {best.number}, value {best.value:.2f}; config {path}")
@@ -685,7 +593,8 @@ def write_outputs(tuner: Tuner, args, runner: Runner) -> pathlib.Path | None:
             lines = [f"{k}\t{v:.4f}" for k, v in imp.items()]
             (tuner.study_dir / "importance.txt").write_text(
                 "# parameter importance (optuna.importance.get_param_importances, default evaluator)\n"
-                + "\n".join(lines) + "\n"
+                + "\n".join(lines)
+                + "\n"
             )
         except Exception as e:  # noqa: BLE001 (too few or degenerate trials)
             (tuner.study_dir / "importance.txt").write_text(f"# no importances: {e}\n")
@@ -703,7 +612,10 @@ def write_plots(tuner: Tuner, n_complete: int) -> None:
         from optuna.visualization import matplotlib as ovm
     except ImportError:
         return
-    plots = [("history.png", ovm.plot_optimization_history), ("intermediate.png", ovm.plot_intermediate_values)]
+    plots = [
+        ("history.png", ovm.plot_optimization_history),
+        ("intermediate.png", ovm.plot_intermediate_values),
+    ]
     if n_complete >= 2:
         plots.append(("importance.png", ovm.plot_param_importances))
     for name, fn in plots:
@@ -722,7 +634,9 @@ def write_plots(tuner: Tuner, n_complete: int) -> None:
 def accept(best: pathlib.Path, runner: Runner, args) -> None:
     """Trains best.yaml on the acceptance seeds (never tuned on) and prints each final evaluation
     (its own eval seed, derived from the run seed: episodes no trial saw)."""
-    print(f"\nacceptance on seeds {args.accept_seeds}: recur train {best} (full budget, final evaluation)")
+    print(
+        f"\nacceptance on seeds {args.accept_seeds}: recur train {best} (full budget, final evaluation)"
+    )
     acc = pathlib.Path(args.study_dir) / "accept"
     results = []
     for seed in args.accept_seeds:
@@ -731,11 +645,21 @@ def accept(best: pathlib.Path, runner: Runner, args) -> None:
         values = {"run.seed": seed, "run.output_dir": str(out.resolve())}
         r = Runner(runner.recur, best, [], runner.plugins, runner.env_factory)
         with open(out / "train.log", "w") as log:
-            rc = subprocess.run(r.train_command(values), stdout=log, stderr=subprocess.STDOUT).returncode
+            rc = subprocess.run(
+                r.train_command(values), stdout=log, stderr=subprocess.STDOUT
+            ).returncode
         rows = read_eval_rows(out)
         final = rows[-1] if rc == 0 and rows else None
         results.append((seed, final))
-        print(f"  seed {seed}: " + (f"final evaluation {final:.2f}" if final is not None else f"failed (exit {rc}, {out}/train.log)"), flush=True)
+        print(
+            f"  seed {seed}: "
+            + (
+                f"final evaluation {final:.2f}"
+                if final is not None
+                else f"failed (exit {rc}, {out}/train.log)"
+            ),
+            flush=True,
+        )
     target = args.target
     if target is None:
         return
@@ -754,29 +678,104 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("config", help="base training config (YAML), e.g. configs/cartpole_novel.yaml")
-    p.add_argument("--space", help="search-space YAML (default: configs/tune/ppo_lstm.yaml, the zoo's PPO ranges)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="fixed override for every trial (repeatable)")
-    p.add_argument("--plugin", action="append", default=[], metavar="PATH", help="env plugin for recur train (repeatable)")
-    p.add_argument("--env-factory", metavar="MODULE:CALLABLE", help="train a Python Gymnasium env: recur.train(env=MODULE.CALLABLE) per run")
-    p.add_argument("--study-dir", help="where trials, best.yaml, trials.csv go (default: tune/<config stem>)")
-    p.add_argument("--storage", help="Optuna storage: sqlite:///PATH.db, another RDB URL, or a journal file PATH.log (default: sqlite:///STUDY_DIR/study.db)")
+    p.add_argument(
+        "--space",
+        help="search-space YAML (default: configs/tune/ppo_lstm.yaml, the zoo's PPO ranges)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="fixed override for every trial (repeatable)",
+    )
+    p.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="env plugin for recur train (repeatable)",
+    )
+    p.add_argument(
+        "--env-factory",
+        metavar="MODULE:CALLABLE",
+        help="train a Python Gymnasium env: recur.train(env=MODULE.CALLABLE) per run",
+    )
+    p.add_argument(
+        "--study-dir", help="where trials, best.yaml, trials.csv go (default: tune/<config stem>)"
+    )
+    p.add_argument(
+        "--storage",
+        help="Optuna storage: sqlite:///PATH.db, another RDB URL, or a journal file PATH.log (default: sqlite:///STUDY_DIR/study.db)",
+    )
     p.add_argument("--study-name", help="study name in the storage (default: the config's stem)")
-    p.add_argument("--n-trials", type=int, default=20, help="finished trials (complete, pruned, failed) the study should hold; counted across restarts")
-    p.add_argument("--jobs", type=int, help="trials run at once (default: cores / (2 x seeds), at least 1)")
-    p.add_argument("--threads", type=int, help="run.threads of each run (default: cores / (jobs x seeds), at least 1)")
-    p.add_argument("--seeds", default="100,101", help="tuning seeds: every trial trains once per seed; the objective aggregates them")
-    p.add_argument("--aggregate", choices=["mean", "min"], default="mean", help="objective over the seeds of the last evaluation's mean return")
+    p.add_argument(
+        "--n-trials",
+        type=int,
+        default=20,
+        help="finished trials (complete, pruned, failed) the study should hold; counted across restarts",
+    )
+    p.add_argument(
+        "--jobs", type=int, help="trials run at once (default: cores / (2 x seeds), at least 1)"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        help="run.threads of each run (default: cores / (jobs x seeds), at least 1)",
+    )
+    p.add_argument(
+        "--seeds",
+        default="100,101",
+        help="tuning seeds: every trial trains once per seed; the objective aggregates them",
+    )
+    p.add_argument(
+        "--aggregate",
+        choices=["mean", "min"],
+        default="mean",
+        help="objective over the seeds of the last evaluation's mean return",
+    )
     p.add_argument("--sampler", choices=["tpe", "random"], default="tpe")
     p.add_argument("--sampler-seed", type=int, help="seed of the sampler (default: random)")
-    p.add_argument("--n-startup-trials", type=int, default=10, help="TPE's random trials before it models")
+    p.add_argument(
+        "--n-startup-trials", type=int, default=10, help="TPE's random trials before it models"
+    )
     p.add_argument("--pruner", choices=["median", "halving", "none"], default="median")
-    p.add_argument("--pruner-startup-trials", type=int, default=5, help="median pruner: complete trials before it prunes")
-    p.add_argument("--pruner-warmup-evals", type=int, help="median pruner: evaluations before a trial can be pruned (default: a third of them)")
-    p.add_argument("--enqueue", action="append", default=[], metavar="YAML", help="a trial to run first, as config values: '{algo.learning_rate: 1e-7}' (others sampled; repeatable)")
-    p.add_argument("--no-enqueue-base", dest="enqueue_base", action="store_false", help="do not run the base config's own values as the first trial")
-    p.add_argument("--accept-seeds", help="after the study, train best.yaml on these seeds (disjoint from --seeds), e.g. 0,1,2")
-    p.add_argument("--target", type=float, help="acceptance: the return a seed must reach (default: run.target_return)")
-    p.add_argument("--recur", help="the recur executable (default: $RECUR_CLI, build/tools/recur, PATH)")
+    p.add_argument(
+        "--pruner-startup-trials",
+        type=int,
+        default=5,
+        help="median pruner: complete trials before it prunes",
+    )
+    p.add_argument(
+        "--pruner-warmup-evals",
+        type=int,
+        help="median pruner: evaluations before a trial can be pruned (default: a third of them)",
+    )
+    p.add_argument(
+        "--enqueue",
+        action="append",
+        default=[],
+        metavar="YAML",
+        help="a trial to run first, as config values: '{algo.learning_rate: 1e-7}' (others sampled; repeatable)",
+    )
+    p.add_argument(
+        "--no-enqueue-base",
+        dest="enqueue_base",
+        action="store_false",
+        help="do not run the base config's own values as the first trial",
+    )
+    p.add_argument(
+        "--accept-seeds",
+        help="after the study, train best.yaml on these seeds (disjoint from --seeds), e.g. 0,1,2",
+    )
+    p.add_argument(
+        "--target",
+        type=float,
+        help="acceptance: the return a seed must reach (default: run.target_return)",
+    )
+    p.add_argument(
+        "--recur", help="the recur executable (default: $RECUR_CLI, build/tools/recur, PATH)"
+    )
     return p
 
 
@@ -822,10 +821,14 @@ def _main(args) -> int:
     if not config.is_file():
         raise TuneError(f"config {args.config}: no such file")
     args.seeds = parse_seeds(args.seeds, "--seeds")
-    args.accept_seeds = parse_seeds(args.accept_seeds, "--accept-seeds") if args.accept_seeds else []
+    args.accept_seeds = (
+        parse_seeds(args.accept_seeds, "--accept-seeds") if args.accept_seeds else []
+    )
     common = sorted(set(args.seeds) & set(args.accept_seeds))
     if common:
-        raise TuneError(f"--accept-seeds {common} are also tuning seeds: acceptance must use seeds the study never saw")
+        raise TuneError(
+            f"--accept-seeds {common} are also tuning seeds: acceptance must use seeds the study never saw"
+        )
     for name in ("n_trials", "jobs", "threads"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -834,11 +837,19 @@ def _main(args) -> int:
         if "=" not in item or "." not in item.split("=", 1)[0]:
             raise TuneError(f"--set {item!r}: expected section.key=value")
         if item.split("=", 1)[0] in TUNER_SET_KEYS:
-            raise TuneError(f"--set {item!r}: recur tune sets {item.split('=', 1)[0]} itself "
-                            "(--seeds, --study-dir)")
+            raise TuneError(
+                f"--set {item!r}: recur tune sets {item.split('=', 1)[0]} itself "
+                "(--seeds, --study-dir)"
+            )
     if args.env_factory and ":" not in args.env_factory:
         raise TuneError(f"--env-factory {args.env_factory!r}: expected MODULE:CALLABLE")
-    runner = Runner(find_recur(args.recur), config.resolve(), args.set, [os.path.abspath(p) for p in args.plugin], args.env_factory)
+    runner = Runner(
+        find_recur(args.recur),
+        config.resolve(),
+        args.set,
+        [os.path.abspath(p) for p in args.plugin],
+        args.env_factory,
+    )
 
     # The base config with the fixed overrides: recur resolves and validates it.
     res = runner.print_config({})
@@ -856,16 +867,22 @@ def _main(args) -> int:
         if p.key not in base and not p.key.startswith("env.options."):
             close = difflib.get_close_matches(p.key, list(base), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            raise TuneError(f"search space {args.space}: entry {p.key!r}: unknown config key{hint}; "
-                            "`recur train CONFIG --print-config` lists them")
+            raise TuneError(
+                f"search space {args.space}: entry {p.key!r}: unknown config key{hint}; "
+                "`recur train CONFIG --print-config` lists them"
+            )
         if p.key in TUNER_SET_KEYS:
-            raise TuneError(f"search space {args.space}: entry {p.key!r}: set by recur tune itself (seeds, output)")
+            raise TuneError(
+                f"search space {args.space}: entry {p.key!r}: set by recur tune itself (seeds, output)"
+            )
     fixed = {item.split("=", 1)[0] for item in args.set}
     for p in [p for p in params if p.key in fixed]:
         print(f"recur tune: {p.key} is fixed by --set: not searched", flush=True)
     params = [p for p in params if p.key not in fixed]
     if not params:
-        raise TuneError(f"search space {args.space}: every entry is fixed by --set: nothing to search")
+        raise TuneError(
+            f"search space {args.space}: every entry is fixed by --set: nothing to search"
+        )
     check_space_values(params, runner, base, args.space)
 
     stem = config.stem
@@ -881,7 +898,9 @@ def _main(args) -> int:
     args.storage = args.storage or f"sqlite:///{(study_dir / 'study.db').resolve()}"
     storage = make_storage(args.storage, study_dir)
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
     per_trial = len(args.seeds)
     args.jobs = args.jobs or max(1, cores // (2 * per_trial))
     args.threads = args.threads or max(1, cores // (args.jobs * per_trial))
@@ -890,7 +909,10 @@ def _main(args) -> int:
     if args.pruner_warmup_evals is None:
         args.pruner_warmup_evals = n_evals // 3
     if args.pruner != "none" and not n_evals:
-        print("recur tune: run.eval_every is 0: no evaluation before the end, nothing to prune on", flush=True)
+        print(
+            "recur tune: run.eval_every is 0: no evaluation before the end, nothing to prune on",
+            flush=True,
+        )
 
     tuner = Tuner(args, runner, params, base)
     try:
@@ -916,11 +938,18 @@ def _main(args) -> int:
             raise KeyboardInterrupt
         interrupted = True
         tuner.stop.set()
-        print("\nrecur tune: stopping: the running trials' runs get SIGINT and their trials are enqueued "
-              "again (Ctrl-C again ends at once)", file=sys.stderr, flush=True)
+        print(
+            "\nrecur tune: stopping: the running trials' runs get SIGINT and their trials are enqueued "
+            "again (Ctrl-C again ends at once)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     previous = signal.signal(signal.SIGINT, on_sigint)
-    threads = [threading.Thread(target=tuner.worker, name=f"trial-worker-{i}", daemon=True) for i in range(args.jobs)]
+    threads = [
+        threading.Thread(target=tuner.worker, name=f"trial-worker-{i}", daemon=True)
+        for i in range(args.jobs)
+    ]
     for t in threads:
         t.start()
     try:
@@ -932,11 +961,16 @@ def _main(args) -> int:
     best = write_outputs(tuner, args, runner)
     resume = "recur tune " + " ".join(_quote(a) for a in args.argv)
     if interrupted:
-        print(f"recur tune: interrupted; the study is in {args.storage}. Resume with the same command:\n  {resume}",
-              file=sys.stderr)
+        print(
+            f"recur tune: interrupted; the study is in {args.storage}. Resume with the same command:\n  {resume}",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
     if tuner.failed_in_a_row >= 3:
-        print("recur tune: stopped after 3 failed trials in a row (trials.csv has their errors)", file=sys.stderr)
+        print(
+            "recur tune: stopped after 3 failed trials in a row (trials.csv has their errors)",
+            file=sys.stderr,
+        )
         return 1
     print(f"dashboard: optuna-dashboard {args.storage}")
     if best is not None and args.accept_seeds:
@@ -945,30 +979,6 @@ def _main(args) -> int:
             args.target = t if isinstance(t, (int, float)) else None
         accept(best, runner, args)
     return 0
-
-
-def check_space_values(params: list[Param], runner: Runner, base: dict[str, Any], space: str) -> None:
-    """recur's own validation of the space's edges: a dry run (--print-config) with every low, every
-    high and every choice; one failing dry run is narrowed down to the entry that recur refuses."""
-    probes = []
-    longest = max(len(p.extremes()) for p in params)
-    for i in range(longest):
-        probes.append({p.key: p.extremes()[i % len(p.extremes())] for p in params})
-    for probe in probes:
-        if runner.print_config(minibatch_fix(probe, base)).returncode == 0:
-            continue
-        for p in params:
-            for v in p.extremes():
-                one = minibatch_fix({p.key: v}, base)
-                res = runner.print_config(one)
-                if res.returncode != 0:
-                    msg = res.stderr.strip().removeprefix("error: ")
-                    raise TuneError(f"search space {space}: entry {p.key!r}: recur refuses {p.key}={yaml_value(v)}: {msg}")
-        raise TuneError(
-            f"search space {space}: recur refuses this combination of edge values: "
-            + ", ".join(f"{k}={yaml_value(v)}" for k, v in probe.items())
-            + f": {runner.print_config(minibatch_fix(probe, base)).stderr.strip()}"
-        )
 
 
 if __name__ == "__main__":

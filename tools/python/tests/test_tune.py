@@ -16,11 +16,16 @@ optuna = pytest.importorskip("optuna")
 
 # Runs of a few seconds: CartPole-v1 (it learns within a few thousand steps), 8 evaluations.
 TINY = [
-    "--set", "run.total_env_steps=4096",
-    "--set", "run.eval_every=512",
-    "--set", "run.eval_episodes=3",
-    "--set", "run.final_eval_episodes=5",
-    "--set", "run.tensorboard=false",
+    "--set",
+    "run.total_env_steps=4096",
+    "--set",
+    "run.eval_every=512",
+    "--set",
+    "run.eval_episodes=3",
+    "--set",
+    "run.final_eval_episodes=5",
+    "--set",
+    "run.tensorboard=false",
 ]
 SPACE = """\
 algo: ppo
@@ -40,20 +45,48 @@ def tune_cmd(recur_cli, tmp_path, *extra, via_cli=False):
     space = tmp_path / "space.yaml"
     if not space.exists():
         space.write_text(SPACE)
-    head = [recur_cli, "tune"] if via_cli else [sys.executable, "-m", "recur.tune", "--recur", recur_cli]
-    return [*head, str(CONFIGS / "cartpole.yaml"), "--space", str(space), "--study-dir", str(tmp_path / "study"),
-            "--no-enqueue-base", "--jobs", "1", "--sampler-seed", "3", *TINY, *extra]
+    head = (
+        [recur_cli, "tune"]
+        if via_cli
+        else [sys.executable, "-m", "recur.tune", "--recur", recur_cli]
+    )
+    return [
+        *head,
+        str(CONFIGS / "cartpole.yaml"),
+        "--space",
+        str(space),
+        "--study-dir",
+        str(tmp_path / "study"),
+        "--no-enqueue-base",
+        "--jobs",
+        "1",
+        "--sampler-seed",
+        "3",
+        *TINY,
+        *extra,
+    ]
 
 
 def load_study(tmp_path, name="cartpole"):
-    return optuna.load_study(study_name=name, storage=f"sqlite:///{tmp_path / 'study' / 'study.db'}")
+    return optuna.load_study(
+        study_name=name, storage=f"sqlite:///{tmp_path / 'study' / 'study.db'}"
+    )
 
 
 def test_tiny_study_prunes_and_writes_best(recur_cli, tmp_path):
     cmd = tune_cmd(
-        recur_cli, tmp_path, "--n-trials", "3", "--pruner-startup-trials", "1", "--pruner-warmup-evals", "1",
-        "--enqueue", "{algo.learning_rate: 2.0e-3, algo.epochs: 10}",
-        "--enqueue", "{algo.learning_rate: 1.0e-9}",  # cannot learn: pruned against trial 0
+        recur_cli,
+        tmp_path,
+        "--n-trials",
+        "3",
+        "--pruner-startup-trials",
+        "1",
+        "--pruner-warmup-evals",
+        "1",
+        "--enqueue",
+        "{algo.learning_rate: 2.0e-3, algo.epochs: 10}",
+        "--enqueue",
+        "{algo.learning_rate: 1.0e-9}",  # cannot learn: pruned against trial 0
         via_cli=True,
     )
     start = time.monotonic()
@@ -73,14 +106,19 @@ def test_tiny_study_prunes_and_writes_best(recur_cli, tmp_path):
     assert text.startswith("# recur tune: best trial")
     assert "tuning seeds [100, 101]" in text
     # best.yaml is a complete config that recur accepts as it is.
-    p = subprocess.run([recur_cli, "train", str(best), "--print-config"], capture_output=True, text=True)
+    p = subprocess.run(
+        [recur_cli, "train", str(best), "--print-config"], capture_output=True, text=True
+    )
     assert p.returncode == 0, p.stderr
     assert "total_env_steps: 4096" in p.stdout
     study = load_study(tmp_path)
     assert p.stdout.count("learning_rate: ") >= 1
     assert len(study.best_trial.user_attrs["seed_returns"]) == 2
     # Each trial trained once per tuning seed, in its own directory.
-    assert sorted(d.name for d in (study_dir / "trials" / "trial-0000").iterdir()) == ["seed-100", "seed-101"]
+    assert sorted(d.name for d in (study_dir / "trials" / "trial-0000").iterdir()) == [
+        "seed-100",
+        "seed-101",
+    ]
     assert (study_dir / "importance.txt").exists()
 
 
@@ -124,25 +162,49 @@ def test_killed_study_resumes_without_losing_or_repeating_trials(recur_cli, tmp_
 
 
 BAD_SPACES = [
-    ("algo.learnin_rate: {type: float, low: 1.0e-5, high: 1.0e-3}",
-     "entry 'algo.learnin_rate': unknown config key (did you mean algo.learning_rate?)"),
-    ("algo.learning_rate: {type: float, low: 1.0e-3, high: 1.0e-5}",
-     "entry 'algo.learning_rate': the range is empty: low 0.001 > high 1e-05"),
-    ("algo.epochs: {type: int, low: 1.5, high: 10}", "entry 'algo.epochs': low must be an integer, got 1.5"),
-    ("algo.learning_rate: {type: float, low: small, high: 1.0e-3}",
-     "entry 'algo.learning_rate': low must be a finite number, got 'small'"),
-    ("algo.epochs: {type: categorical, choices: []}", "entry 'algo.epochs': choices must be a non-empty list"),
-    ("algo.gamma: {type: floaty, low: 0.9, high: 0.99}", "entry 'algo.gamma': expected a mapping with type"),
-    ("algo.gamma: {type: float, low: 0.9, high: 1.5}", "entry 'algo.gamma': recur refuses algo.gamma=1.5"),
+    (
+        "algo.learnin_rate: {type: float, low: 1.0e-5, high: 1.0e-3}",
+        "entry 'algo.learnin_rate': unknown config key (did you mean algo.learning_rate?)",
+    ),
+    (
+        "algo.learning_rate: {type: float, low: 1.0e-3, high: 1.0e-5}",
+        "entry 'algo.learning_rate': the range is empty: low 0.001 > high 1e-05",
+    ),
+    (
+        "algo.epochs: {type: int, low: 1.5, high: 10}",
+        "entry 'algo.epochs': low must be an integer, got 1.5",
+    ),
+    (
+        "algo.learning_rate: {type: float, low: small, high: 1.0e-3}",
+        "entry 'algo.learning_rate': low must be a finite number, got 'small'",
+    ),
+    (
+        "algo.epochs: {type: categorical, choices: []}",
+        "entry 'algo.epochs': choices must be a non-empty list",
+    ),
+    (
+        "algo.gamma: {type: floaty, low: 0.9, high: 0.99}",
+        "entry 'algo.gamma': expected a mapping with type",
+    ),
+    (
+        "algo.gamma: {type: float, low: 0.9, high: 1.5}",
+        "entry 'algo.gamma': recur refuses algo.gamma=1.5",
+    ),
     ("algo.ent_coef: {type: float, low: 0.0, high: 0.1, log: true}", "log: true needs low > 0"),
 ]
 
 
-@pytest.mark.parametrize("entry,message", BAD_SPACES, ids=[m.split(":")[0] + str(i) for i, (_, m) in enumerate(BAD_SPACES)])
+@pytest.mark.parametrize(
+    "entry,message",
+    BAD_SPACES,
+    ids=[m.split(":")[0] + str(i) for i, (_, m) in enumerate(BAD_SPACES)],
+)
 def test_bad_search_space_exits_2(recur_cli, tmp_path, entry, message):
     space = tmp_path / "space.yaml"
     space.write_text("params:\n  " + entry + "\n")
-    r = subprocess.run(tune_cmd(recur_cli, tmp_path, "--n-trials", "1"), capture_output=True, text=True)
+    r = subprocess.run(
+        tune_cmd(recur_cli, tmp_path, "--n-trials", "1"), capture_output=True, text=True
+    )
     assert r.returncode == 2, r.stderr
     assert f"recur tune: error: search space {space}: " in r.stderr
     assert message in r.stderr
@@ -153,14 +215,21 @@ def test_unwritable_storage_exits_2(recur_cli, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     url = f"sqlite:///{blocker}/sub/study.db"
-    r = subprocess.run(tune_cmd(recur_cli, tmp_path, "--storage", url), capture_output=True, text=True)
+    r = subprocess.run(
+        tune_cmd(recur_cli, tmp_path, "--storage", url), capture_output=True, text=True
+    )
     assert r.returncode == 2
-    assert f"recur tune: error: --storage {url}: directory {blocker}/sub cannot be created" in r.stderr
+    assert (
+        f"recur tune: error: --storage {url}: directory {blocker}/sub cannot be created" in r.stderr
+    )
 
 
 def test_overlapping_accept_seeds_exit_2(recur_cli, tmp_path):
-    r = subprocess.run(tune_cmd(recur_cli, tmp_path, "--seeds", "0,1", "--accept-seeds", "1,2"),
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        tune_cmd(recur_cli, tmp_path, "--seeds", "0,1", "--accept-seeds", "1,2"),
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2
     assert "--accept-seeds [1] are also tuning seeds" in r.stderr
 
@@ -170,6 +239,11 @@ def test_cli_without_the_python_package_exits_2(recur_cli, tmp_path):
     env["RECUR_PYTHON"] = str(tmp_path / "no-python")
     r = subprocess.run([recur_cli, "tune", "x.yaml"], capture_output=True, text=True, env=env)
     assert r.returncode == 2
-    assert "cannot import recur.tune and optuna" in r.stderr and "pip install ./tools/python optuna" in r.stderr
-    r = subprocess.run([recur_cli, "tune", "--help"], capture_output=True, text=True, env=tune_env())
+    assert (
+        "cannot import recur.tune and optuna" in r.stderr
+        and "pip install ./tools/python optuna" in r.stderr
+    )
+    r = subprocess.run(
+        [recur_cli, "tune", "--help"], capture_output=True, text=True, env=tune_env()
+    )
     assert r.returncode == 0 and "usage: recur tune" in r.stdout

@@ -209,8 +209,9 @@ def minibatch_fix(values: dict[str, Any], base: dict[str, Any]) -> dict[str, Any
 
 
 def check_space_values(params: list[Param], runner: Any, base: dict[str, Any], space: str) -> None:
-    """recur's own validation of the space's edges (runner: tune.Runner): a dry run (--print-config) with every low, every
-    high and every choice; one failing dry run is narrowed down to the entry that recur refuses."""
+    """recur's own validation of the space's edges (runner: a tune.Runner): a dry run
+    (--print-config) with every low, every high and every choice; one failing dry run is narrowed
+    down to the entry that recur refuses."""
     probes = []
     longest = max(len(p.extremes()) for p in params)
     for i in range(longest):

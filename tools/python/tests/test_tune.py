@@ -119,7 +119,8 @@ def test_tiny_study_prunes_and_writes_best(recur_cli, tmp_path):
         "seed-100",
         "seed-101",
     ]
-    assert (study_dir / "importance.txt").exists()
+    complete = [t for t in study.trials if t.state.name == "COMPLETE"]
+    assert (study_dir / "importance.txt").exists() == (len(complete) >= 2)
 
 
 def test_killed_study_resumes_without_losing_or_repeating_trials(recur_cli, tmp_path):

@@ -631,6 +631,24 @@ def write_plots(tuner: Tuner, n_complete: int) -> None:
             pass
 
 
+def env_threshold(runner: Runner, base: dict[str, Any]) -> float | None:
+    """The env's registered reward threshold (`recur envs --json`), recur's default target."""
+    import json
+
+    cmd = [runner.recur, "--log-level", "error", "envs", "--json"]
+    for p in runner.plugins:
+        cmd += ["--plugin", p]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    for line in res.stdout.splitlines() if res.returncode == 0 else []:
+        try:
+            spec = json.loads(line)
+        except ValueError:
+            continue
+        if spec.get("id") == base.get("env.id"):
+            return spec.get("reward_threshold")
+    return None
+
+
 def accept(best: pathlib.Path, runner: Runner, args) -> None:
     """Trains best.yaml on the acceptance seeds (never tuned on) and prints each final evaluation
     (its own eval seed, derived from the run seed: episodes no trial saw)."""
@@ -771,7 +789,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--target",
         type=float,
-        help="acceptance: the return a seed must reach (default: run.target_return)",
+        help="acceptance: the return a seed must reach (default: run.target_return, else the env's threshold)",
     )
     p.add_argument(
         "--recur", help="the recur executable (default: $RECUR_CLI, build/tools/recur, PATH)"
@@ -976,7 +994,7 @@ def _main(args) -> int:
     if best is not None and args.accept_seeds:
         if args.target is None:
             t = base.get("run.target_return")
-            args.target = t if isinstance(t, (int, float)) else None
+            args.target = t if isinstance(t, (int, float)) else env_threshold(runner, base)
         accept(best, runner, args)
     return 0
 

@@ -26,6 +26,7 @@ void add_eval_command(CLI::App& app, int& exit_code);
 void add_convert_command(CLI::App& app, int& exit_code);
 void add_record_command(CLI::App& app, int& exit_code);
 void add_render_command(CLI::App& app, int& exit_code);
+void add_tune_command(CLI::App& app, int& exit_code);  // execs python3 -m recur.tune
 
 // `--plugin PATH` (repeatable) on a command that takes an env id, and loading what it names
 // (tools/cli_plugins.cc). Each command loads its plugins first thing in its callback.

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   recur::cli::add_bench_command(app, exit_code);
   recur::cli::add_info_command(app, exit_code);
   recur::cli::add_convert_command(app, exit_code);
+  recur::cli::add_tune_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Python package's tests: installs what is missing (Debian's pybind11-dev; numpy, gymnasium,
-# pytest, h5py, minari, onnx, onnxruntime and box2d from PyPI into a virtual environment outside
+# pytest, h5py, minari, onnx, onnxruntime, box2d and optuna from PyPI into a virtual environment outside
 # the repository), builds the extension and the example env plugin with CMake in build-py/
 # (RECUR_PYTHON=ON, CPU-only, tests off) and runs pytest on tools/python/tests.
 #   RECUR_PY_VENV  the virtual environment (default /tmp/recur-python-venv; reused when present)
@@ -28,9 +28,10 @@ venv=${RECUR_PY_VENV:-/tmp/recur-python-venv}
 # datasets recur.record_dataset writes; a few seconds to install. onnx and onnxruntime check the
 # ONNX export (tests/test_onnx_export.py), box2d is Gymnasium's LunarLander for its end-to-end
 # check with pygame, which it imports (Gymnasium's [box2d] extra pins box2d-py, built from source).
+# optuna: recur tune (tests/test_tune.py).
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   "numpy>=1.21" "gymnasium>=1.1,<2" "pytest>=7" h5py "minari[hdf5]>=0.5,<0.6" pillow \
-  "onnx>=1.12" "onnxruntime>=1.16" "box2d>=2.3.10" pygame
+  "onnx>=1.12" "onnxruntime>=1.16" "box2d>=2.3.10" pygame "optuna>=4.0"
 
 args=(-DCMAKE_BUILD_TYPE=Release -DRECUR_PYTHON=ON -DRECUR_BUILD_TESTS=OFF -DRECUR_CUDA=OFF
       -DPython_EXECUTABLE="$venv/bin/python")

@@ -2,7 +2,9 @@
 // (tools/python/recur/tune.py, `python3 -m recur.tune`); this command checks that the interpreter
 // can import it and Optuna, then replaces itself with it, passing every argument through and
 // `--recur <this executable>` first, so that the trials train with this very binary (a later
-// `--recur` wins). $RECUR_PYTHON names the interpreter (default python3 on PATH).
+// `--recur` wins). $RECUR_PYTHON names the interpreter (default python3 on PATH). Without the
+// installed package (a plain build tree, where the extension may not be built), the tuner runs
+// from this source tree as a script: it needs only Optuna and PyYAML, not the extension.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -26,9 +28,9 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-// Empty when `python` imports recur.tune and optuna; else the last line Python printed.
-std::string import_problem(const std::string& python) {
-  const std::string cmd = shell_quote(python) + " -c 'import recur.tune, optuna' 2>&1";
+// Empty when `python` can run `code`; else the last line Python printed.
+std::string import_problem(const std::string& python, const std::string& code) {
+  const std::string cmd = shell_quote(python) + " -c " + shell_quote(code) + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return fmt::format("cannot run {}: {}", python, std::strerror(errno));
   std::string output;
@@ -54,16 +56,24 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->callback([cmd, &exit_code] {
     const char* env = std::getenv("RECUR_PYTHON");
     const std::string python = env && *env ? env : "python3";
-    const std::string problem = import_problem(python);
-    RECUR_CHECK(problem.empty(),
-                "recur tune runs `{} -m recur.tune`, which cannot import recur.tune and optuna "
-                "({}). Install both: pip install ./tools/python optuna (from the repository root), "
-                "or use a build tree: PYTHONPATH=build-py/tools/python after "
-                "bash tools/test-python.sh; RECUR_PYTHON picks another interpreter",
-                python, problem);
+    std::vector<std::string> args = {python, "-m", "recur.tune"};
+    const std::string problem = import_problem(python, "import recur.tune, optuna");
+    if (!problem.empty()) {
+      // The source tree's tuner as a script (sys.path[0] is then its folder).
+      const std::filesystem::path script = std::filesystem::path(RECUR_TUNER_DIR) / "tune.py";
+      const std::string fallback = import_problem(python, "import optuna, yaml");
+      RECUR_CHECK(std::filesystem::exists(script) && fallback.empty(),
+                  "recur tune runs `{} -m recur.tune` (or {}), but {} ({}). Install Optuna: "
+                  "pip install optuna pyyaml (or the package: pip install ./tools/python optuna, "
+                  "from the repository root); RECUR_PYTHON picks another interpreter",
+                  python, script.string(),
+                  std::filesystem::exists(script) ? "cannot import optuna and yaml"
+                                                  : "that file is missing",
+                  fallback.empty() ? problem : fallback);
+      args = {python, script.string()};
+    }
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    std::vector<std::string> args = {python, "-m", "recur.tune"};
     if (!ec) args.insert(args.end(), {"--recur", self.string()});
     for (const auto& a : cmd->remaining()) args.push_back(a);
     std::vector<char*> argv;

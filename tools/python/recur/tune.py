@@ -31,15 +31,26 @@ from typing import Any
 
 import yaml
 
-from .tune_space import (
-    Param,
-    check_space_values,
-    TuneError,
-    flatten,
-    load_space,
-    minibatch_fix,
-    yaml_value,
-)
+try:
+    from .tune_space import (
+        Param,
+        check_space_values,
+        TuneError,
+        flatten,
+        load_space,
+        minibatch_fix,
+        yaml_value,
+    )
+except ImportError:  # run from the source tree by `recur tune` without the extension built
+    from tune_space import (
+        Param,
+        check_space_values,
+        TuneError,
+        flatten,
+        load_space,
+        minibatch_fix,
+        yaml_value,
+    )
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130

@@ -28,10 +28,10 @@ venv=${RECUR_PY_VENV:-/tmp/recur-python-venv}
 # datasets recur.record_dataset writes; a few seconds to install. onnx and onnxruntime check the
 # ONNX export (tests/test_onnx_export.py), box2d is Gymnasium's LunarLander for its end-to-end
 # check with pygame, which it imports (Gymnasium's [box2d] extra pins box2d-py, built from source).
-# optuna: recur tune (tests/test_tune.py).
+# optuna: recur tune (tests/test_tune.py); matplotlib: tools/plot_runs.py (tests/test_plot_runs.py).
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   "numpy>=1.21" "gymnasium>=1.1,<2" "pytest>=7" h5py "minari[hdf5]>=0.5,<0.6" pillow \
-  "onnx>=1.12" "onnxruntime>=1.16" "box2d>=2.3.10" pygame "optuna>=4.0"
+  "onnx>=1.12" "onnxruntime>=1.16" "box2d>=2.3.10" pygame "optuna>=4.0" matplotlib
 
 args=(-DCMAKE_BUILD_TYPE=Release -DRECUR_PYTHON=ON -DRECUR_BUILD_TESTS=OFF -DRECUR_CUDA=OFF
       -DPython_EXECUTABLE="$venv/bin/python")

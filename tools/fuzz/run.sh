@@ -48,7 +48,8 @@ fi
 
 build=build-fuzz
 generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+# CMAKE_GENERATOR when set (CI sets Unix Makefiles), else Ninja when present.
+[[ -z ${CMAKE_GENERATOR:-} ]] && command -v ninja >/dev/null && generator=(-G Ninja)
 if [[ ! -f $build/CMakeCache.txt ]]; then
   CC=clang CXX=clang++ cmake -S tools/fuzz -B "$build" "${generator[@]}" >/dev/null
 fi

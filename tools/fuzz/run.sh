@@ -74,7 +74,7 @@ for name in "${names[@]}"; do
     failed+=("$name")
   fi
   # libFuzzer's last status line ("#N DONE cov: C ft: F corp: ...") and its final statistics.
-  done_line=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+  done_line=$(grep -a -E '^#[0-9]+' "$log" | tail -1 || true)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$done_line")
@@ -83,7 +83,7 @@ for name in "${names[@]}"; do
     "$name" "$status" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" $((SECONDS - start)) \
     "$(find "$corpus" -type f | wc -l)"
   if [[ $status == FAILED ]]; then
-    grep -E 'ERROR|runtime error|SUMMARY|what\(\)|Test unit written' "$log" | head -20 >&2 || true
+    grep -a -E 'ERROR|runtime error|SUMMARY|what\(\)|Test unit written' "$log" | head -20 >&2 || true
     echo "fuzz: full log in $log" >&2
   elif ((merge)); then
     "$build/${name}_fuzzer" -merge=1 "$corpus" "$work" >>"$log" 2>&1

@@ -174,6 +174,14 @@ std::string home_of(const std::string& key) {
                           where, section.name, key, hint, section.name, join(keys)));
 }
 
+// An empty env.plugin entry names no file (and std::filesystem::absolute throws on it).
+void check_plugin_path(const std::string& path, const std::string& where) {
+  RECUR_CHECK(!path.empty(),
+              "{}: env.plugin holds an empty path. Give the path of an env plugin (.so), e.g. "
+              "env.plugin=build/tests/plugins/libtmaze_plugin.so, or leave env.plugin out.",
+              where);
+}
+
 std::string location(const std::string& file, const YAML::Mark& mark) {
   return mark.is_null() ? file : fmt::format("{}:{}", file, mark.line + 1);
 }
@@ -199,8 +207,10 @@ void apply_section(const Section& section, const YAML::Node& node, const std::st
     if (path == "env.plugin") {
       // Relative to the config file, so that a config and its plugin travel together.
       const auto base = std::filesystem::absolute(std::filesystem::path(file)).parent_path();
-      for (auto& p : config.env.plugin)
+      for (auto& p : config.env.plugin) {
+        check_plugin_path(p, at);
         if (std::filesystem::path(p).is_relative()) p = (base / p).lexically_normal().string();
+      }
     }
     if (path == "env.options") {
       config.env.options_source = at;
@@ -288,7 +298,10 @@ void apply_override(const std::string& arg, TrainConfig& config, ConfigSources& 
   sources[path] = where;
   if (path == "env.options") config.env.options_source = where;
   if (path == "env.plugin")
-    for (auto& p : config.env.plugin) p = std::filesystem::absolute(p).lexically_normal().string();
+    for (auto& p : config.env.plugin) {
+      check_plugin_path(p, where);
+      p = std::filesystem::absolute(p).lexically_normal().string();
+    }
 }
 
 }  // namespace
@@ -304,10 +317,14 @@ TrainConfig load_config(const std::filesystem::path& file,
   RECUR_CHECK(in.good(), "config file '{}' cannot be read. Check its permissions.", name);
   std::stringstream buffer;
   buffer << in.rdbuf();
+  return load_config_text(buffer.str(), name, overrides);
+}
 
+TrainConfig load_config_text(const std::string& text, const std::string& name,
+                             const std::vector<std::string>& overrides) {
   YAML::Node root;
   try {
-    root = YAML::Load(buffer.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     const std::string at =
         e.mark.is_null() ? name : fmt::format("{}:{}:{}", name, e.mark.line + 1, e.mark.column + 1);

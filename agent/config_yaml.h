@@ -27,6 +27,10 @@ using ConfigSources = std::map<std::string, std::string>;
 // env.options_source says where they came from.
 TrainConfig load_config(const std::filesystem::path& file,
                         const std::vector<std::string>& overrides);
+// load_config of a file's text already read: `name` stands for the file in messages and relative
+// env.plugin paths are resolved against its directory.
+TrainConfig load_config_text(const std::string& text, const std::string& name,
+                             const std::vector<std::string>& overrides);
 
 // Checks every range and every combination of values; throws recur::Error on the first problem.
 // With `sources`, messages name the file and line of each key involved.

@@ -7,6 +7,7 @@
 #include <deque>
 #include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "agent/dist/communicator.h"
 #include "agent/dist/rank_checks.h"
@@ -17,6 +18,7 @@
 #include "agent/run/run_dir.h"
 #include "agent/run/tensorboard.h"
 #include "agent/trainer.h"
+#include "agent/trainer_state.h"
 #include "core/error.h"
 #include "core/version.h"
 #include "envs/registry.h"
@@ -122,11 +124,11 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
                 "{} has no trainer state ({}): it never wrote a checkpoint with resume state; "
                 "start a new run",
                 run_dir->path().string(), run_dir->trainer_state().filename().string());
-    std::ifstream in(run_dir->trainer_state());
-    nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
-    RECUR_CHECK(!state.is_discarded() && state.contains("trainer") && state.contains("job"),
-                "{} is not a valid trainer state; start a new run",
-                run_dir->trainer_state().string());
+    std::ifstream in(run_dir->trainer_state(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string where = run_dir->trainer_state().string();
+    ResumeState state = parse_resume_state(text.str(), where);
     RECUR_CHECK(std::filesystem::exists(run_dir->latest_checkpoint()),
                 "{} has no latest checkpoint ({}): the run was stopped while writing its first "
                 "one; start a new run",
@@ -135,49 +137,47 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
     // The trainer state is written before the checkpoint and holds the previous generation too
     // (save_latest below): a run killed between the two writes resumes from the previous one.
     const std::string ckpt_steps = ckpt.metadata.at(kMetaEnvSteps);
-    auto steps_of = [](const nlohmann::json& s) {
-      return std::to_string(s.at("job").at("env_steps").get<int64_t>());
-    };
-    if (steps_of(state) != ckpt_steps && state.contains("previous") &&
-        steps_of(state["previous"]) == ckpt_steps) {
-      spdlog::warn(
-          "the run stopped while saving its checkpoint at {} env steps; resuming from "
-          "the one before, at {}",
-          steps_of(state), ckpt_steps);
-      nlohmann::json previous = std::move(state["previous"]);
-      state = std::move(previous);
+    nlohmann::json generation = nlohmann::json::parse(text.str());  // parsed once above
+    if (std::to_string(state.job.env_steps) != ckpt_steps && generation.contains("previous")) {
+      nlohmann::json previous = generation["previous"];
+      ResumeState older = parse_resume_state(previous.dump(), where + " (previous generation)");
+      if (std::to_string(older.job.env_steps) == ckpt_steps) {
+        spdlog::warn(
+            "the run stopped while saving its checkpoint at {} env steps; resuming from the one "
+            "before, at {}",
+            state.job.env_steps, ckpt_steps);
+        state = std::move(older);
+        generation = std::move(previous);
+      }
     }
-    state.erase("previous");
-    saved_state = state;
-    const auto& job = state["job"];
-    RECUR_CHECK(ckpt_steps == steps_of(state),
+    generation.erase("previous");
+    saved_state = std::move(generation);
+    const JobState& job = state.job;
+    RECUR_CHECK(ckpt_steps == std::to_string(job.env_steps),
                 "{}: the latest checkpoint ({} steps) and the trainer state ({} steps) differ; "
-                "start a new run",
-                run_dir->path().string(), ckpt_steps, job.at("env_steps").dump());
+                "the run stopped while saving: start a new run",
+                run_dir->path().string(), ckpt_steps, job.env_steps);
     // A data-parallel run saved every rank's state: rank 0's as "trainer", the others' in order
     // under "ranks".
     const int rank = comm ? comm->rank() : 0, world = comm ? comm->size() : 1;
-    const size_t saved_ranks = state.contains("ranks") ? state["ranks"].size() + 1 : 1;
+    const size_t saved_ranks = state.trainer_states.size();
     RECUR_CHECK(saved_ranks == static_cast<size_t>(world),
                 "{} was trained by {} rank(s) and this job has {}: resume it with the same "
                 "number of ranks ({})",
                 run_dir->path().string(), saved_ranks, world,
                 saved_ranks == 1 ? "dist.backend: none, or mpirun -np 1"
                                  : fmt::format("mpirun -np {}", saved_ranks));
-    trainer.restore_state(rank == 0
-                              ? state["trainer"].get<std::string>()
-                              : state["ranks"].at(static_cast<size_t>(rank - 1)).get<std::string>(),
-                          ckpt.tensors);
-    returns = job.at("returns").get<std::deque<double>>();
-    lengths = job.at("lengths").get<std::deque<int>>();
-    episodes = job.at("episodes");
-    progress_rows = job.at("progress_rows");
-    eval_rows = job.at("eval_rows");
-    next_eval = job.at("next_eval");
-    next_ckpt = job.at("next_ckpt");
-    if (!job.at("best").is_null()) best = job.at("best").get<double>();
-    elapsed_before = job.at("elapsed");
-    saved_steps = job.at("env_steps").get<int64_t>();
+    trainer.restore_state(state.trainer_states.at(static_cast<size_t>(rank)), ckpt.tensors);
+    returns = job.returns;
+    lengths = job.lengths;
+    episodes = job.episodes;
+    progress_rows = job.progress_rows;
+    eval_rows = job.eval_rows;
+    next_eval = job.next_eval;
+    next_ckpt = job.next_ckpt;
+    best = job.best;
+    elapsed_before = job.elapsed;
+    saved_steps = job.env_steps;
     spdlog::info("resumed at {} env steps", trainer.env_steps());
   }
   // Before any rank trains: the same build, config, env and weights everywhere.

@@ -254,6 +254,13 @@ TEST_CASE("config bad --set syntax and unknown --set keys are named") {
   CHECK(has(range, "--set: algo.gamma = 0 is out of range"));
 }
 
+TEST_CASE("config an empty env.plugin path is named, in the file and with --set") {
+  // Found by tools/fuzz/config_fuzzer: std::filesystem::absolute("") threw a filesystem_error.
+  CHECK(has(load_error("", {"env.plugin="}), "--set: env.plugin holds an empty path"));
+  CHECK(has(load_error("", {"env.plugin=[a.so, '']"}), "item 2 is '', but each item is a path"));
+  CHECK(has(load_error("env:\n  plugin: ''\n"), ".yaml:2: env.plugin holds an empty path"));
+}
+
 TEST_CASE("config validate works on configs built in code") {
   TrainConfig c;
   CHECK_NOTHROW(recur::agent::validate(c));

@@ -250,7 +250,8 @@ TEST_CASE("minari: a dataset of three episodes reads back with Minari's layout")
   CHECK(text.find('\n') == std::string::npos);
 }
 
-TEST_CASE("minari: Box actions, no env_spec when the writer is given none, optional keys left out") {
+TEST_CASE(
+    "minari: Box actions, no env_spec when the writer is given none, optional keys left out") {
   TempDir tmp("minari_test");
   DatasetInfo info;
   info.dataset_id = "pendulum-novel-v3";

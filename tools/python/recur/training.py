@@ -7,19 +7,7 @@ import pathlib
 from typing import Any, Iterable, Mapping
 
 from . import _recur
-
-
-def yaml_value(value: Any) -> str:
-    """A Python value as the YAML scalar or flow collection that ``--set key=value`` takes."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(yaml_value(v) for v in value) + "]"
-    return str(value)
+from .overrides import yaml_value
 
 
 def override_strings(

@@ -10,6 +10,11 @@ from typing import Any
 
 import yaml
 
+try:
+    from .overrides import yaml_value
+except ImportError:  # tune.py run as a script from the source tree (tools/cmd_tune.cc)
+    from overrides import yaml_value
+
 SPACE_FIELDS = {
     "float": {"type", "low", "high", "log", "step", "one_minus"},
     "int": {"type", "low", "high", "log", "step"},
@@ -79,21 +84,6 @@ class Param:
         if self.kind == "categorical":
             return list(self.choices)
         return [self.config_value(self.low), self.config_value(self.high)]
-
-
-def yaml_value(value: Any) -> str:
-    """A Python value as the YAML scalar or flow collection that ``--set key=value`` takes."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(yaml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {yaml_value(v)}" for k, v in value.items()) + "}"
-    return str(value)
 
 
 def _number(value: Any, integer: bool) -> bool:

@@ -2,7 +2,9 @@
 # Prepares the GPU verification of recur for a lent device machine (../shared/docs/GPU.md):
 # builds the tests and the `recur` binary for Hopper in build-device/ (portable x86-64-v3 host
 # code, no -march=native: the device's CPU is not this one; -DRECUR_RECORDING=OFF: Debian's FFmpeg
-# with its codec libraries is ~180 MiB, the device carry 64 MiB, and recording needs no GPU),
+# with its codec libraries is ~180 MiB, the device carry 64 MiB, and recording needs no GPU;
+# -DRECUR_MPI=OFF: without MPI there is no NCCL either, whose library alone is ~210 MiB, and
+# one lent GPU runs no multi-rank job),
 # bundles them with their libraries
 # into .devbundle/ (ignored by .gitignore) and prints the device command: tools/gpu-run.sh, which
 # runs every GPU test case in its own process, compute-sanitizer, the benchmarks and end-to-end
@@ -16,7 +18,7 @@
 # figures in docs/PERFORMANCE.md with the device, driver and cuDNN version info.txt prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DRECUR_CUDA=ON -DRECUR_RECORDING=OFF \
+cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DRECUR_CUDA=ON -DRECUR_RECORDING=OFF -DRECUR_MPI=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DRECUR_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3
 cmake --build build-device -j"$(nproc)" --target recur_tests recur
 ../shared/tools/device-bundle.sh .devbundle build-device/tests/recur_tests build-device/tools/recur

@@ -805,6 +805,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--recur", help="the recur executable (default: $RECUR_CLI, build/tools/recur, PATH)"
     )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="check the config, --set and the search space (every edge through recur), then exit: no study, nothing written",
+    )
     return p
 
 
@@ -913,6 +918,13 @@ def _main(args) -> int:
             f"search space {args.space}: every entry is fixed by --set: nothing to search"
         )
     check_space_values(params, runner, base, args.space)
+    if args.check:
+        print(
+            f"recur tune: {args.space}: {len(params)} parameters, every edge accepted by "
+            f"`recur train {args.config}`",
+            flush=True,
+        )
+        return 0
 
     stem = config.stem
     args.study_dir = args.study_dir or str(pathlib.Path("tune") / stem)

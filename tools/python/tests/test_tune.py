@@ -257,3 +257,38 @@ def test_cli_without_python_exits_2(recur_cli, tmp_path):
         [recur_cli, "tune", "--help"], capture_output=True, text=True, env=tune_env()
     )
     assert r.returncode == 0 and "usage: recur tune" in r.stdout
+
+
+# Every shipped search space and the config it was written for: each must pass the tuner's own
+# checks (known keys, non-empty ranges, every edge and choice accepted by recur). A new space file
+# must be added here.
+SHIPPED_SPACES = {
+    "ppo_lstm.yaml": "cartpole_novel.yaml",
+    "cartpole_novel_narrow.yaml": "cartpole_novel.yaml",
+    "acrobot_narrow.yaml": "acrobot.yaml",
+    "lunar_lander_novel_narrow.yaml": "lunar_lander_novel.yaml",
+    "bipedal_walker_final.yaml": "bipedal_walker.yaml",
+}
+
+
+def test_every_shipped_space_is_listed():
+    assert sorted(p.name for p in (CONFIGS / "tune").glob("*.yaml")) == sorted(SHIPPED_SPACES)
+
+
+@pytest.mark.parametrize("space,config", sorted(SHIPPED_SPACES.items()))
+def test_shipped_space_passes_check(recur_cli, tmp_path, space, config):
+    study = tmp_path / "study"
+    cmd = [sys.executable, "-m", "recur.tune", "--recur", recur_cli, str(CONFIGS / config),
+           "--space", str(CONFIGS / "tune" / space), "--study-dir", str(study), "--check"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "every edge accepted" in r.stdout
+    assert not study.exists()  # --check writes nothing
+
+
+def test_check_reports_a_bad_space(recur_cli, tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text("params:\n  algo.gamma: {type: float, low: 0.9, high: 1.5}\n")
+    r = subprocess.run(tune_cmd(recur_cli, tmp_path, "--check"), capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "algo.gamma" in r.stderr

@@ -25,3 +25,17 @@ section() {
   fi
   echo "== $1 ($(left) s left)"
 }
+
+# The run tool brings back at most 8 files from $OUT (../shared/docs/GPU.md, the device README):
+# pack_out KEEP... puts every file under $out into $out/logs.tar.gz and leaves beside it only the
+# summaries named (at most 7), so that no log is silently left on the device.
+pack_out() {
+  local tarball name
+  tarball=$(mktemp --suffix=.tar.gz)
+  tar -czf "$tarball" -C "$out" --exclude=./logs.tar.gz . && mv "$tarball" "$out/logs.tar.gz"
+  for f in "$out"/* "$out"/.[!.]*; do
+    [[ -e $f ]] || continue
+    name=$(basename "$f")
+    [[ $name == logs.tar.gz || " $* " == *" $name "* ]] || rm -rf "$f"
+  done
+}

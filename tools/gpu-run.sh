@@ -4,7 +4,9 @@
 #
 #   bash tools/gpu-run.sh [BUDGET_SECONDS]        # default 540: the run tool allows 600 a call
 #
-# Writes into $OUT (or ./gpu-out):
+# Writes into $OUT (or ./gpu-out), all of it packed into logs.tar.gz at the end (the run tool
+# returns 8 files at most) with info.txt, gpu-cases.txt, gpu-failures.log, compute-sanitizer.txt,
+# train-summary.txt and skipped.txt left beside it:
 #   info.txt             nvidia-smi and `recur info` (device, driver, CUDA, cuDNN)
 #   gpu-cases.txt        one line per GPU test case, each run in its own process (a crash in one
 #                        hides none of the others): PASS/FAIL/SKIP, exit code, seconds, name; then
@@ -110,4 +112,5 @@ section "bench train async" 60 &&
     --set algo.epochs=4 --set device.actor=cuda --set device.learner=cuda \
     >"$out/bench-train-async.txt" 2>&1
 rm -rf "$out/runs"
-echo "gpu-run: done in $((SECONDS - start)) s; logs in $out"
+pack_out info.txt gpu-cases.txt gpu-failures.log compute-sanitizer.txt train-summary.txt skipped.txt
+echo "gpu-run: done in $((SECONDS - start)) s; logs in $out (all of them in logs.tar.gz)"

@@ -6,7 +6,9 @@
 #
 #   bash tools/gpu-speed.sh [BUDGET_SECONDS]     # default 540: the run tool allows 600 a call
 #
-# Writes into $OUT (or ./gpu-out):
+# Writes into $OUT (or ./gpu-out), all of it packed into logs.tar.gz at the end (the run tool
+# returns 8 files at most) with info.txt, the two bench tables, torch-peer.txt, train-gpu.txt and
+# skipped.txt left beside it:
 #   info.txt              nvidia-smi, `recur info`, the PyTorch version (device, driver, cuDNN)
 #   step-cases.txt        the CUDA step executor and policy actor test cases (copy and zero-copy
 #                         I/O, graph == plain, GPU == CPU), one process each, PASS/FAIL
@@ -120,4 +122,5 @@ if section "train gpu config to target" 60; then
   done
   rm -rf "$out/runs"
 fi
-echo "gpu-speed: done in $((SECONDS - start)) s; logs in $out"
+pack_out info.txt bench-rnn-gpu.txt torch-peer.txt bench-devices.txt train-gpu.txt skipped.txt
+echo "gpu-speed: done in $((SECONDS - start)) s; logs in $out (all of them in logs.tar.gz)"

@@ -278,8 +278,19 @@ def test_every_shipped_space_is_listed():
 @pytest.mark.parametrize("space,config", sorted(SHIPPED_SPACES.items()))
 def test_shipped_space_passes_check(recur_cli, tmp_path, space, config):
     study = tmp_path / "study"
-    cmd = [sys.executable, "-m", "recur.tune", "--recur", recur_cli, str(CONFIGS / config),
-           "--space", str(CONFIGS / "tune" / space), "--study-dir", str(study), "--check"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "recur.tune",
+        "--recur",
+        recur_cli,
+        str(CONFIGS / config),
+        "--space",
+        str(CONFIGS / "tune" / space),
+        "--study-dir",
+        str(study),
+        "--check",
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "every edge accepted" in r.stdout

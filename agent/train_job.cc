@@ -17,8 +17,8 @@
 #include "agent/run/progress_line.h"
 #include "agent/run/run_dir.h"
 #include "agent/run/tensorboard.h"
-#include "agent/trainer.h"
-#include "agent/trainer_state.h"
+#include "agent/ppo/trainer.h"
+#include "agent/ppo/trainer_state.h"
 #include "core/error.h"
 #include "core/version.h"
 #include "envs/registry.h"
@@ -390,7 +390,7 @@ TrainJobResult run_train_job(const TrainConfig& config, const std::string& confi
       last_print = elapsed;
     }
   };
-  // A non-finite loss, gradient or weight (ppo.h) ends the run without writing anything more: the
+  // A non-finite loss, gradient or weight (agent/ppo/updater.h) ends the run without writing anything more: the
   // latest checkpoint on disk stays the last good one, and the message says how to go on.
   const auto explain_nonfinite = [&](const NonFiniteUpdate& e) {
     if (!lead) return Error(e.what());

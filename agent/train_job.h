@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/config.h"
+#include "agent/config/config.h"
 #include "agent/evaluator.h"
 #include "envs/batch_env.h"
 

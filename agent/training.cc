@@ -8,7 +8,7 @@
 #include <memory>
 #include <system_error>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "agent/dist/communicator.h"
 #include "agent/env_plugins.h"
 #include "agent/policy_target.h"

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/config.h"
+#include "agent/config/config.h"
 #include "agent/evaluator.h"
 #include "agent/record/recorder.h"
 #include "core/options.h"

@@ -119,7 +119,7 @@ install(TARGETS recur_agent EXPORT recurTargets
 # their own; install.example compiles every installed header against the installed tree).
 set(RECUR_AGENT_PUBLIC_HEADERS agent/training.h)
 set(RECUR_AGENT_SUPPORT_HEADERS
-    agent/config.h agent/evaluator.h agent/record/episode.h agent/record/recorder.h)
+    agent/config/config.h agent/evaluator.h agent/record/episode.h agent/record/recorder.h)
 foreach(_recur_header IN LISTS RECUR_AGENT_PUBLIC_HEADERS RECUR_AGENT_SUPPORT_HEADERS)
   get_filename_component(_recur_dir ${_recur_header} DIRECTORY)
   install(FILES ${PROJECT_SOURCE_DIR}/${_recur_header}

@@ -1,5 +1,5 @@
 // The elementwise math of a PPO update, written ONCE for both devices: the host updater
-// (agent/ppo_engine.cc, agent/adam.cc) and the device learner's kernels call these same inline
+// (agent/ppo/engine.cc, agent/adam.cc) and the device learner's kernels call these same inline
 // functions, so the CPU and GPU learners cannot drift apart formula by formula. Plain C++ when
 // compiled by the host compiler (CPU-only builds and CI include it); __host__ __device__ under
 // nvcc. No CUDA header is needed.
@@ -104,7 +104,7 @@ RECUR_HD inline void adam_element(float& p, float g, float& m, float& v,
 }
 
 // The global grad-norm clip's factor (torch.nn.utils.clip_grad_norm_): 1 when the norm is within
-// max_norm or not finite (a non-finite norm skips the update instead; see agent/ppo.h).
+// max_norm or not finite (a non-finite norm skips the update instead; see agent/ppo/updater.h).
 inline float clip_scale(double norm, double max_norm) {
   if (!(norm > max_norm) || !isfinite(norm)) return 1.0f;
   return static_cast<float>(max_norm / (norm + 1e-6));

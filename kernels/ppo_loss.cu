@@ -99,7 +99,7 @@ void launch_ppo_loss(const float* log_probs, const float* old_log_probs, const f
     CUDA_CHECK(cudaMemsetAsync(sums, 0, kPpoSums * sizeof(double), stream));
     return;
   }
-  // The host's constants, computed as agent/ppo.cc computes them.
+  // The host's constants, computed as agent/ppo/updater.cc computes them.
   const double inv_m = 1.0 / static_cast<double>(m);
   const float d_ent_value = static_cast<float>(-config.ent_coef / static_cast<double>(m));
   const int grid = detail::reduce_grid(m);

@@ -1,7 +1,7 @@
 // The PPO loss of one minibatch on the device: advantage normalization, then per sample the
 // clipped objective's terms and the gradients handed to the network, and the minibatch's sums for
 // the update's statistics. The per-sample math is kernels::ppo_element (kernels/learner_math.h),
-// the very function the host updater (agent/ppo.cc) uses; sums are deterministic float64
+// the very function the host updater (agent/ppo/updater.cc) uses; sums are deterministic float64
 // reductions (kernels/reduction.h). Nothing here synchronizes with the host, so a minibatch
 // update can be captured in one CUDA graph.
 #pragma once
@@ -23,7 +23,7 @@ enum PpoSum : int {
 };
 
 // adv[i] = (adv[i] - mean) / (std + 1e-8) in place, mean and the unbiased sample std (divisor
-// m - 1) in float64, as agent/ppo.cc. Requires m > 1 (the caller skips normalization otherwise).
+// m - 1) in float64, as agent/ppo/updater.cc. Requires m > 1 (the caller skips normalization otherwise).
 //   adv (m), scratch (kReductionScratch doubles)
 void launch_normalize_advantages(float* adv, int m, double* scratch, cudaStream_t stream);
 

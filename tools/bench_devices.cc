@@ -4,7 +4,7 @@
 #include <memory>
 #include <numeric>
 
-#include "agent/ppo_engine.h"
+#include "agent/ppo/engine.h"
 #include "core/rng.h"
 #include "policy/devices.h"
 #include "policy/policy_actor.h"
@@ -32,7 +32,7 @@ policy::PolicySpec bench_spec(int obs_dim, int hidden) {
   s.encoder = {64};
   s.hidden = hidden;
   s.layers = 1;
-  // The training default (agent/config.h). PolicySpec's own default is a shared core, which
+  // The training default (agent/config/config.h). PolicySpec's own default is a shared core, which
   // the rows measured until 2026-11-23 although this header already said "separate".
   s.shared_core = false;
   s.validate();

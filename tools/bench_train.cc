@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/trainer.h"
+#include "agent/ppo/trainer.h"
 #include "core/error.h"
 #include "policy/device_choice.h"
 #include "policy/devices.h"

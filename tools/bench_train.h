@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/config.h"
+#include "agent/config/config.h"
 
 namespace recur::cli {
 

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "tools/bench_devices.h"
 #include "tools/bench_envs.h"
 #include "tools/bench_rnn.h"

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/heuristic_rollout.h"
-#include "agent/random_rollout.h"
+#include "agent/baselines/heuristic.h"
+#include "agent/baselines/random.h"
 #include "tools/commands.h"
 
 namespace recur::cli {

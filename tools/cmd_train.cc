@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "agent/training.h"
 #include "tools/commands.h"
 

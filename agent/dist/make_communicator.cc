@@ -1,5 +1,5 @@
 // dist.backend -> a communicator, with what each build lacks said plainly.
-#include "agent/config.h"
+#include "agent/config/config.h"
 #include "agent/dist/communicator.h"
 #include "core/error.h"
 #ifdef RECUR_WITH_MPI

@@ -87,7 +87,7 @@ class CudaPolicyActor {
   void load_weights(const TensorMap& tensors);
 
   // The network's parameters straight from device memory of this actor's GPU (the CUDA
-  // learner's publish, agent/cuda/cuda_ppo_engine.cc): MLPs and log_std in their own flat
+  // learner's publish, agent/ppo/cuda_engine.cc): MLPs and log_std in their own flat
   // layouts (copied as they are), each core's weights in core_layout[c] (gathered into the step
   // layout with the converter's index, built once per source layout). Waits for `stream` (the
   // source's) before reading and for its own copies before returning. Tower c = 1 only for

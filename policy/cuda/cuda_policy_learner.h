@@ -1,6 +1,6 @@
 // The learner's whole network on one GPU: PolicyLearner's evaluate/backward (policy_learner.h)
 // with every buffer in device memory and every operation on ONE stream, so that a PPO minibatch
-// (agent/cuda/cuda_ppo_engine.h) runs start to finish without the host touching a tensor.
+// (agent/ppo/cuda_engine.cc) runs start to finish without the host touching a tensor.
 //
 //   obs (T, B, obs) device ─ per tower: encoder  CudaTrainMlp  (T*B, obs) -> (T*B, F)
 //                                       core     cuDNN, device-resident  (T, B, F) -> y (T, B, H)

@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "agent/trainer.h"
+#include "agent/ppo/trainer.h"
 
 using namespace recur;
 

@@ -14,7 +14,7 @@
 #include <map>
 #include <sstream>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "agent/run/tensorboard.h"
 #include "policy/policy_checkpoint.h"
 #include "tests/gpu_skip.h"

@@ -30,11 +30,11 @@
 #include <vector>
 
 #include "agent/actor_loop.h"
-#include "agent/config.h"
+#include "agent/config/config.h"
 #include "agent/dist/communicator.h"
 #include "agent/dist/rank_checks.h"
-#include "agent/ppo.h"
-#include "agent/trainer.h"
+#include "agent/ppo/updater.h"
+#include "agent/ppo/trainer.h"
 #include "envs/vector_env.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"

@@ -1,6 +1,6 @@
 // The device learner's kernels against their host references: the distribution kernels against
 // policy::Categorical / policy::DiagGaussian, the PPO loss against ppo_element summed on the host,
-// normalization against agent/ppo.cc's formula, the gradient norm and Adam against host loops,
+// normalization against agent/ppo/updater.cc's formula, the gradient norm and Adam against host loops,
 // and every reduction run twice for bitwise determinism. Sizes span one partial block to more
 // rows than the stage-1 grid has threads (grid-stride loops). Skipped (with a message) without a
 // usable GPU.
@@ -220,7 +220,7 @@ TEST_CASE("normalize advantages kernel equals the host formula") {
   for (int m : {2, 37, 5000, 70000, 300000}) {
     CAPTURE(m);
     const std::vector<float> adv = uniform(rng, static_cast<size_t>(m), -1, 3);
-    // agent/ppo.cc's normalization.
+    // agent/ppo/updater.cc's normalization.
     std::vector<float> want = adv;
     double mean = 0, sq = 0;
     for (float a : want) mean += a;

@@ -3,7 +3,7 @@
 // --set overrides. Input: the YAML text, then one override per part after a '\0' byte
 // ("algo.gamma=0.9"). Every input must load or throw recur::Error; anything else (a crash, a
 // sanitizer report, another exception, a hang) is a bug. tools/fuzz/run.sh builds and runs it.
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "core/error.h"
 #include "tools/fuzz/fuzz_util.h"
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "agent/config.h"
+#include "agent/config/config.h"
 #include "agent/dist/communicator.h"
 #include "agent/dist/moments.h"
 #include "core/error.h"

@@ -13,12 +13,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "agent/evaluator.h"
 #include "agent/record/minari_writer.h"
 #include "agent/record/video_writer.h"
 #include "agent/train_job.h"
-#include "agent/trainer.h"
+#include "agent/ppo/trainer.h"
 #include "core/error.h"
 #include "envs/registry.h"
 #include "policy/policy_actor.h"

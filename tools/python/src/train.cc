@@ -12,7 +12,7 @@
 #include <optional>
 #include <thread>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "agent/train_job.h"
 #include "bindings.h"
 #include "core/error.h"

@@ -1,4 +1,4 @@
-// The device-specific half of a PPO update. PpoUpdater (ppo.h) owns the algorithm's control flow
+// The device-specific half of a PPO update. PpoUpdater (agent/ppo/updater.h) owns the algorithm's control flow
 // (GAE, schedules, shuffling, minibatch env lists, non-finite skips, target-KL early stop,
 // statistics); an engine owns the network and the optimizer and does the numeric work of one
 // minibatch where the learner lives:
@@ -10,7 +10,7 @@
 //   apply(norm, max_norm, lr)     global grad-norm clip, one Adam step
 //
 // Two engines: the host engine (PolicyLearner + host Adam; its core may run on any device) and
-// the CUDA engine (agent/cuda/cuda_ppo_engine.h: encoder, core, heads, loss, clip and Adam all on
+// the CUDA engine (agent/ppo/cuda_engine.cc: encoder, core, heads, loss, clip and Adam all on
 // the GPU, only the loss scalars come back). Both take the per-element math from
 // kernels/learner_math.h, so they compute the same update.
 #pragma once

@@ -1,4 +1,4 @@
-#include "agent/heuristic_rollout.h"
+#include "agent/baselines/heuristic.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "agent/random_rollout.h"
+#include "agent/baselines/random.h"
 
 #include "core/error.h"
 #include "core/rng.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/random_rollout.h"
+#include "agent/baselines/random.h"
 #include "core/options.h"
 
 namespace recur::agent {

@@ -1,4 +1,4 @@
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <iterator>
 #include <string>
 
-#include "agent/trainer.h"
+#include "agent/ppo/trainer.h"
 #include "core/error.h"
 #include "envs/registry.h"
 

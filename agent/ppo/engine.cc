@@ -1,6 +1,6 @@
 // The host PPO engine: PolicyLearner (its core on the CPU or, with a cuda placement, on cuDNN
 // through host mirrors) and the host Adam.
-#include "agent/ppo_engine.h"
+#include "agent/ppo/engine.h"
 
 #include <fmt/format.h>
 

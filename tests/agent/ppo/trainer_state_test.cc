@@ -1,7 +1,7 @@
-// The resume state read back (agent/trainer_state_parse.cc): what the writers write parses, and
+// The resume state read back (agent/ppo/trainer_state_parse.cc): what the writers write parses, and
 // malformed files give a recur::Error, never a JSON library exception, an out-of-range cast or a
 // buffer overrun. The malformed inputs are the ones tools/fuzz/trainer_state_fuzzer found.
-#include "agent/trainer_state.h"
+#include "agent/ppo/trainer_state.h"
 
 #include <doctest/doctest.h>
 
@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "agent/train_job.h"
 #include "core/error.h"
 

@@ -1,6 +1,6 @@
 // Loading, checking and writing a TrainConfig: the one place configs enter recur.
 //
-//   defaults (agent/config.h)  <-  YAML file (sections env, policy, algo, run, device)
+//   defaults (agent/config/config.h)  <-  YAML file (sections env, policy, algo, run, device)
 //                              <-  --set section.key=value (in order)   ->  validate()
 //
 // Every error is a recur::Error that names where the value came from ("configs/x.yaml:12" or
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/config.h"
+#include "agent/config/config.h"
 
 namespace recur::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/ppo.h"
+#include "agent/ppo/updater.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "agent/dist/communicator.h"
-#include "agent/gae.h"
+#include "agent/ppo/gae.h"
 #include "core/error.h"
 #include "core/finite.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "agent/train_job.h"
-#include "agent/trainer.h"
+#include "agent/ppo/trainer.h"
 #include "tests/temp_dir.h"
 
 using namespace recur;

@@ -1,4 +1,4 @@
-// The CUDA PPO engine (agent/cuda/cuda_ppo_engine.cc) against the host engine on the same
+// The CUDA PPO engine (agent/ppo/cuda_engine.cc) against the host engine on the same
 // rollout and weights: one minibatch's loss terms and every parameter's gradient (relative
 // <= 1e-4 per tensor: fp32 cuDNN with FMA math, cuBLAS and the CPU's Eigen sum in different
 // orders over T * B = 96 samples and 2-layer cores; the loss sums are double on both sides),
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "agent/evaluator.h"
-#include "agent/ppo_engine.h"
-#include "agent/trainer.h"
+#include "agent/ppo/engine.h"
+#include "agent/ppo/trainer.h"
 #include "core/rng.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"

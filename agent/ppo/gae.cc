@@ -1,4 +1,4 @@
-#include "agent/gae.h"
+#include "agent/ppo/gae.h"
 
 #include "core/error.h"
 

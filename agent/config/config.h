@@ -1,6 +1,6 @@
 // The typed configuration of a training job. Defaults live here, in code; a YAML file only
 // overrides them, `--set section.key=value` overrides the file, and validate() checks every value
-// once (see agent/config_yaml.h for loading, errors and the resolved-config writer, and
+// once (see agent/config/yaml.h for loading, errors and the resolved-config writer, and
 // docs/CONFIG.md for every key). Units and meanings are in the comments.
 #pragma once
 

@@ -1,11 +1,11 @@
 // Trainer::save_state / restore_state: the resume state of a run as JSON (read back by
-// agent/trainer_state_parse.cc).
+// agent/ppo/trainer_state_parse.cc).
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/dist/communicator.h"
-#include "agent/trainer.h"
-#include "agent/trainer_state.h"
+#include "agent/ppo/trainer.h"
+#include "agent/ppo/trainer_state.h"
 #include "core/error.h"
 
 namespace recur::agent {

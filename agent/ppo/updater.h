@@ -13,8 +13,8 @@
 #include <vector>
 #include "policy/aligned.h"
 
-#include "agent/config.h"
-#include "agent/ppo_engine.h"
+#include "agent/config/config.h"
+#include "agent/ppo/engine.h"
 #include "agent/rollout.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -37,7 +37,7 @@ struct UpdateStats {
 
 class PpoUpdater {
  public:
-  // The update runs on `engine` (ppo_engine.h: host or CUDA). With `comm` (not owned; a
+  // The update runs on `engine` (engine.h: host or CUDA). With `comm` (not owned; a
   // data-parallel run, agent/dist/) each minibatch's gradients and loss terms are averaged across
   // the ranks before the step (every rank must run the same number of minibatches), so that the
   // non-finite skips, the clip and the target-KL stop are decided on the same numbers everywhere.

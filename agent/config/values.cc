@@ -1,5 +1,5 @@
-// Reading and writing the values of config keys as YAML (see config_values.h).
-#include "agent/config_values.h"
+// Reading and writing the values of config keys as YAML (see values.h).
+#include "agent/config/values.h"
 
 #include <cctype>
 #include <charconv>

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/trainer_state.h"
+#include "agent/ppo/trainer_state.h"
 #include "core/error.h"
 
 namespace recur::agent {

@@ -1,4 +1,4 @@
-// The CUDA PPO engine (ppo_engine.h): one minibatch of recurrent PPO with every tensor on the GPU.
+// The CUDA PPO engine (engine.h): one minibatch of recurrent PPO with every tensor on the GPU.
 //
 //   begin_update   the rollout's float arrays (T, N, ...) uploaded once per update
 //   compute        row index (T*B) -> gather obs, actions, old log-probs / values, advantages,
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "agent/dist/communicator.h"
-#include "agent/ppo_engine.h"
+#include "agent/ppo/engine.h"
 #include "core/error.h"
 #include "kernels/cuda_memory.h"
 #include "kernels/gather.h"

@@ -1,5 +1,5 @@
 // A training job's engine: the envs (a VectorEnv, or any envs::BatchEnv) + PolicyActor (step
-// executor) + ActorLoop on one side, PpoUpdater with its engine (ppo_engine.h: the host
+// executor) + ActorLoop on one side, PpoUpdater with its engine (engine.h: the host
 // PolicyLearner + Adam, or the CUDA learner) on the other, and the weight publishing between them
 // after every update (canonical tensors, or device to device when both sides are on the GPU). The
 // job around it (config files, run directory, logs, checkpoints, evaluation schedule) lives in
@@ -12,8 +12,8 @@
 #include <memory>
 
 #include "agent/actor_loop.h"
-#include "agent/config.h"
-#include "agent/ppo.h"
+#include "agent/config/config.h"
+#include "agent/ppo/updater.h"
 #include "envs/batch_env.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"

@@ -1,4 +1,4 @@
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 
 #include <fstream>
 #include <functional>
@@ -6,7 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "agent/config_values.h"
+#include "agent/config/values.h"
 #include "core/error.h"
 #include "core/text.h"
 
@@ -54,7 +54,7 @@ Field field(const char* key, S TrainConfig::*section, T S::*member) {
           [section, member](const TrainConfig& c) { return yaml_text(c.*section.*member); }};
 }
 
-// Keys in struct order (agent/config.h); to_yaml writes them in this order.
+// Keys in struct order (agent/config/config.h); to_yaml writes them in this order.
 const std::vector<Section>& sections() {
   using T = TrainConfig;
   using E = EnvConfig;

@@ -1,4 +1,4 @@
-#include "agent/trainer.h"
+#include "agent/ppo/trainer.h"
 
 #include <spdlog/spdlog.h>
 

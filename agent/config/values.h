@@ -1,4 +1,4 @@
-// The values of config keys as YAML (agent/config_yaml.cc's table of keys uses them): reading a
+// The values of config keys as YAML (agent/config/yaml.cc's table of keys uses them): reading a
 // node into a typed config field with messages that name the file, line, key, what was expected
 // and an example, and writing a value as YAML text that reads back to the same value.
 #pragma once

@@ -1,7 +1,7 @@
 // PPO's guard against non-finite updates: by default a NaN in the loss or gradient stops the update
 // with an error naming it (weights untouched); algo.on_nonfinite: skip skips the minibatch and
 // enough of them in a row stop the run; a step that overflows a weight stops it too.
-#include "agent/ppo.h"
+#include "agent/ppo/updater.h"
 
 #include <doctest/doctest.h>
 

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <string_view>
 
-#include "agent/config_yaml.h"
+#include "agent/config/yaml.h"
 #include "core/error.h"
 #include "core/text.h"
 

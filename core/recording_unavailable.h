@@ -1,5 +1,5 @@
 // The one message of a build configured with -DRECUR_RECORDING=OFF (the slim GPU-verification
-// bundle: tools/gpu-check.sh) when asked to render, encode video or write a dataset.
+// bundle: tools/gpu/bundle.sh) when asked to render, encode video or write a dataset.
 #pragma once
 
 namespace recur {

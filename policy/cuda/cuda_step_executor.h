@@ -48,7 +48,7 @@
 // C <= 4H, H = 64..512) a step is small and latency-bound; an own kernel could fuse bias and
 // gates into the GEMM's epilogue and save one launch and one (B, C) round trip per layer, but
 // cuBLAS is the correct, tuned baseline, and whether a fused kernel pays off is for the step rows
-// of `recur bench rnn` (tools/bench_rnn.h; the CUDA executor still has to be added there) to
+// of `recur bench rnn` (tools/cli/bench/bench_rnn.h; the CUDA executor still has to be added there) to
 // decide on a GPU. Nothing was measured when this was written (no GPU).
 // CUBLAS_DEFAULT_MATH (no TF32): fp32 parity with the CPU executor is part of the contract.
 //

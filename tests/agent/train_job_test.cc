@@ -294,7 +294,7 @@ TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
   // the check is what held for every measured seed on both devices: at least 2 of 3 seeds solve
   // it (>= 400) and every seed learns (>= 90, four times a random policy's ~22).
   // The data folder is compiled in; RECUR_TEST_DATA_DIR overrides it on a device machine, where
-  // the source tree lies elsewhere (tools/gpu-run.sh sets it).
+  // the source tree lies elsewhere (tools/gpu/run.sh sets it).
   const char* data_env = std::getenv("RECUR_TEST_DATA_DIR");
   const auto config_file =
       std::filesystem::path(data_env && *data_env ? data_env : RECUR_TEST_DATA_DIR) / ".." / ".." /

@@ -1,5 +1,5 @@
 // Parity with Gymnasium: replays tests/data/gymnasium/<id>.txt (written by
-// tools/gen_gym_golden.py). For every recorded step, recur's env is put into Gymnasium's state
+// tests/data/gymnasium/generate.py). For every recorded step, recur's env is put into Gymnasium's state
 // before the step, given the same action, and must produce the same next state, observation,
 // reward and flags. Tolerance 1e-6 relative to max(1, |value|): the float64 dynamics are ported
 // operation for operation, so differences come only from libm vs numpy transcendental functions
@@ -33,12 +33,12 @@ struct Stats {
 
 void replay(const std::string& id) {
   // The data folder is compiled in; RECUR_TEST_DATA_DIR in the environment overrides it for a
-  // test binary that runs elsewhere (the GPU machine's bundle, tools/gpu-check.sh).
+  // test binary that runs elsewhere (the GPU machine's bundle, tools/gpu/bundle.sh).
   const char* dir = std::getenv("RECUR_TEST_DATA_DIR");
   const std::string path =
       std::string(dir && *dir ? dir : RECUR_TEST_DATA_DIR) + "/gymnasium/" + id + ".txt";
   std::ifstream file(path);
-  REQUIRE_MESSAGE(file.good(), "missing golden file " << path << " (tools/gen_gym_golden.py)");
+  REQUIRE_MESSAGE(file.good(), "missing golden file " << path << " (tests/data/gymnasium/generate.py)");
 
   std::unique_ptr<recur::envs::Env> env;
   Stats stats;

@@ -1,5 +1,5 @@
 // Readers for the Gymnasium golden data of BipedalWalker (tests/data/box2d/bipedal_walker/,
-// written by tools/gen_bipedal_walker_golden.py), and a draw source that replays numpy's
+// written by tests/data/box2d/bipedal_walker/generate.py), and a draw source that replays numpy's
 // recorded draws and notes any call that differs from Gymnasium's (kind, bounds, order, count).
 #pragma once
 

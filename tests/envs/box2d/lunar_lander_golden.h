@@ -1,4 +1,4 @@
-// Reader of tests/data/box2d/lunar_lander/ (written by tools/gen_lunar_lander_golden.py from
+// Reader of tests/data/box2d/lunar_lander/ (written by tests/data/box2d/lunar_lander/generate.py from
 // Gymnasium): episodes with every RNG draw and, per step, the lander's Box2D body state, the
 // observation, reward, flags and prev_shaping. The format is described in the file's header.
 #pragma once
@@ -70,7 +70,7 @@ inline std::vector<GoldenEpisode> read_trajectories() {
   const std::string path = data_dir() + "/trajectories.txt";
   std::ifstream file(path);
   REQUIRE_MESSAGE(file.good(),
-                  "missing golden file " << path << " (tools/gen_lunar_lander_golden.py)");
+                  "missing golden file " << path << " (tests/data/box2d/lunar_lander/generate.py)");
   std::vector<GoldenEpisode> episodes;
   for (std::string line; std::getline(file, line);) {
     if (line.empty() || line[0] == '#') continue;

@@ -1,6 +1,6 @@
 """``--set key=value`` text from Python values: shared by :func:`recur.train` and the tuner.
 
-Imports nothing of the extension, so that the tuner runs without it (tools/cmd_tune.cc).
+Imports nothing of the extension, so that the tuner runs without it (tools/cli/cmd_tune.cc).
 """
 
 from __future__ import annotations

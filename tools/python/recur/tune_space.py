@@ -12,7 +12,7 @@ import yaml
 
 try:
     from .overrides import yaml_value
-except ImportError:  # tune.py run as a script from the source tree (tools/cmd_tune.cc)
+except ImportError:  # tune.py run as a script from the source tree (tools/cli/cmd_tune.cc)
     from overrides import yaml_value
 
 SPACE_FIELDS = {

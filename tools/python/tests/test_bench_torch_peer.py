@@ -1,4 +1,4 @@
-"""tools/bench_torch_peer.py (PyTorch's peer of `recur bench rnn-gpu` and `recur bench devices`):
+"""tools/bench/bench_torch_peer.py (PyTorch's peer of `recur bench rnn-gpu` and `recur bench devices`):
 its CPU smoke mode prints rows in recur's two table layouts, and it fails with a message, not a
 traceback, where PyTorch or CUDA is missing. CI does not install PyTorch: the tests that run it
 skip themselves then; the error paths are tested either way."""
@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "bench_torch_peer.py"
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "bench" / "bench_torch_peer.py"
 TINY = ["--batch", "1,3", "--hidden", "8", "--seq-len", "2", "--actor-hidden", "8",
         "--min-seconds", "0.003", "--threads", "1"]
 
-# recur's column headers, as tools/cmd_bench.cc formats them.
+# recur's column headers, as tools/cli/cmd_bench.cc formats them.
 CORE_HEADER = (f"{'mode':<26} {'B':>5} {'H':>5} {'T':>5} {'us/call':>12} {'samples/s':>14} "
                f"{'GFLOP/s':>9} {'roofline':>9}  note")
 ACTOR_COLUMNS = ["role", "device", "B", "H", "T", "us/call", "samples/s"]
@@ -27,7 +27,7 @@ def run(*args, python_prefix=()):
 def need_torch():
     return pytest.importorskip(
         "torch", reason="PyTorch is not installed (CI does not install it; see the header of "
-        "tools/bench_torch_peer.py)")
+        "tools/bench/bench_torch_peer.py)")
 
 
 def test_cpu_smoke_rows_parse_and_are_positive():

@@ -1,0 +1,93 @@
+#include "tools/cli/bench/bench_rnn.h"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "core/rng.h"
+#include "policy/cpu/cpu_sequence_executor.h"
+#include "policy/cpu/cpu_step_executor.h"
+#include "policy/reference_core.h"
+#include "tools/cli/bench/bench_timing.h"
+
+namespace recur::cli {
+namespace {
+
+using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+}  // namespace
+
+std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config) {
+  std::vector<RnnBenchRow> rows;
+  Rng rng(1);
+  for (int H : config.hidden) {
+    const policy::CoreSpec spec{config.cell, config.input, H, config.layers, 0};
+    spec.validate();
+    const auto weights = policy::CanonicalWeights::random(spec, rng);
+    const int G = spec.gates();
+    const int columns = config.cell == policy::CellType::kGru ? 4 * H : G * H;
+    // GEMM FLOPs per timestep-sample, all layers: 2 (in_k + H) G H (the true count; the GRU
+    // step executor's extra zero block is not counted as useful work).
+    double flops_per_sample = 0;
+    for (int k = 0; k < spec.layers; ++k)
+      flops_per_sample += 2.0 * (spec.layer_input(k) + H) * G * H;
+
+    for (int B : config.batch) {
+      // Roofline: an Eigen GEMM of the step executor's shape, (B, in+H) x (in+H, C).
+      const int width = config.input + H;
+      Mat a = Mat::Random(B, width), w = Mat::Random(width, columns), out(B, columns);
+      const double gemm_s = time_per_call(config.min_seconds, [&] { out.noalias() = a * w; });
+      const double gemm_gflops = 2.0 * B * width * columns / gemm_s / 1e9;
+      rows.push_back({"gemm", B, H, 1, gemm_s * 1e6, B / gemm_s, gemm_gflops, 1.0});
+
+      policy::CpuStepExecutor step(spec, B);
+      step.load(weights);
+      const auto x = random_vec(static_cast<size_t>(B) * config.input, rng);
+      std::vector<uint8_t> starts(static_cast<size_t>(B), 0);
+      std::vector<float> h(static_cast<size_t>(B) * H);
+      const double step_s = time_per_call(config.min_seconds, [&] { step.step(x, starts, h); });
+      const double step_gflops = flops_per_sample * B / step_s / 1e9;
+      rows.push_back(
+          {"step", B, H, 1, step_s * 1e6, B / step_s, step_gflops, step_gflops / gemm_gflops});
+
+      if (config.vanilla) {
+        policy::ReferenceCore<float> ref(weights);
+        std::vector<float> state(static_cast<size_t>(B) * spec.state_size(), 0.0f);
+        const double van_s = time_per_call(config.min_seconds, [&] {
+          ref.step(B, x.data(), starts.data(), state.data(), h.data());
+        });
+        const double van_gflops = flops_per_sample * B / van_s / 1e9;
+        rows.push_back(
+            {"vanilla", B, H, 1, van_s * 1e6, B / van_s, van_gflops, van_gflops / gemm_gflops});
+      }
+
+      for (int T : config.seq_len) {
+        policy::CpuSequenceExecutor seq(spec);
+        seq.load(weights);
+        const auto tb = static_cast<size_t>(T) * B;
+        const auto xs = random_vec(tb * config.input, rng);
+        const auto s0 = random_vec(static_cast<size_t>(B) * spec.state_size(), rng);
+        std::vector<uint8_t> seq_starts(tb, 0);
+        std::vector<float> y(tb * H), dx(tb * config.input), ds(s0.size());
+        const auto dy = random_vec(tb * H, rng);
+        const double fwd_s =
+            time_per_call(config.min_seconds, [&] { seq.forward(T, B, xs, seq_starts, s0, y); });
+        const double fwd_gflops = flops_per_sample * static_cast<double>(tb) / fwd_s / 1e9;
+        rows.push_back({"seq-fwd", B, H, T, fwd_s * 1e6, static_cast<double>(tb) / fwd_s,
+                        fwd_gflops, fwd_gflops / gemm_gflops});
+        const double both_s = time_per_call(config.min_seconds, [&] {
+          seq.forward(T, B, xs, seq_starts, s0, y);
+          seq.backward(dy, dx, ds);
+        });
+        // Backward does two GEMMs per forward GEMM (input and weight gradients): 3x the FLOPs.
+        const double both_gflops = 3 * flops_per_sample * static_cast<double>(tb) / both_s / 1e9;
+        rows.push_back({"seq-fwd+bwd", B, H, T, both_s * 1e6, static_cast<double>(tb) / both_s,
+                        both_gflops, both_gflops / gemm_gflops});
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace recur::cli

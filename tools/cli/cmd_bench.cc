@@ -1,0 +1,281 @@
+// `recur bench envs|rnn|rnn-gpu|devices|train`: env stepping speed (bench_envs.h), the CPU
+// executors (bench_rnn.h), the GPU executors against the CPU ones (bench_rnn_gpu.h), the whole
+// policy's actor step and PPO minibatch per device (bench_devices.h), and a training config's
+// throughput, synchronous vs async actor-learner (bench_train.h).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "agent/config/yaml.h"
+#include "tools/cli/bench/bench_devices.h"
+#include "tools/cli/bench/bench_envs.h"
+#include "tools/cli/bench/bench_rnn.h"
+#include "tools/cli/bench/bench_rnn_gpu.h"
+#include "tools/cli/bench/bench_train.h"
+#include "tools/cli/commands.h"
+
+namespace recur::cli {
+
+namespace {
+
+void add_rnn_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "rnn", "Step vs sequence execution of the recurrent core, vanilla cell and GEMM roofline");
+  struct Args {
+    RnnBenchConfig config;
+    std::string cell = "lstm";
+    bool csv = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--cell", args->cell, "lstm, gru, rnn_tanh or rnn_relu")->capture_default_str();
+  cmd->add_option("--input", args->config.input, "Input width")->capture_default_str();
+  cmd->add_option("--layers", args->config.layers, "Layers")->capture_default_str();
+  cmd->add_option("--batch", args->config.batch, "Batch sizes B")->delimiter(',');
+  cmd->add_option("--hidden", args->config.hidden, "Hidden sizes H")->delimiter(',');
+  cmd->add_option("--seq-len", args->config.seq_len, "Sequence lengths T")->delimiter(',');
+  cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
+      ->capture_default_str();
+  cmd->add_flag("--csv", args->csv, "CSV instead of a table");
+  cmd->callback([args, &exit_code] {
+    auto config = args->config;
+    config.cell = policy::parse_cell_type(args->cell);
+    const auto rows = bench_rnn(config);
+    if (args->csv) {
+      fmt::print("mode,batch,hidden,seq_len,us_per_call,samples_per_s,gflops,roofline_fraction\n");
+      for (const auto& r : rows)
+        fmt::print("{},{},{},{},{:.3f},{:.0f},{:.3f},{:.4f}\n", r.mode, r.batch, r.hidden,
+                   r.seq_len, r.us_per_call, r.samples_per_s, r.gflops, r.roofline_fraction);
+    } else {
+      fmt::print(
+          "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = Eigen GEMM "
+          "of the step's shape in this run\n",
+          args->cell, config.input, config.layers);
+      fmt::print("{:<12} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}\n", "mode", "B", "H", "T",
+                 "us/call", "samples/s", "GFLOP/s", "roofline");
+      for (const auto& r : rows)
+        fmt::print("{:<12} {:>5} {:>5} {:>5} {:>12.2f} {:>14.0f} {:>9.2f} {:>8.0f}%\n", r.mode,
+                   r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s, r.gflops,
+                   100 * r.roofline_fraction);
+    }
+    exit_code = 0;
+  });
+}
+
+void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "rnn-gpu",
+      "CUDA step executor (plain and graph) and cuDNN sequence executor vs the CPU executors");
+  struct Args {
+    GpuRnnBenchConfig config;
+    std::string cell = "lstm";
+    bool no_cpu = false;
+    bool csv = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--cell", args->cell, "lstm, gru, rnn_tanh or rnn_relu")->capture_default_str();
+  cmd->add_option("--input", args->config.input, "Input width")->capture_default_str();
+  cmd->add_option("--layers", args->config.layers, "Layers")->capture_default_str();
+  cmd->add_option("--device", args->config.device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_option("--batch", args->config.batch, "Batch sizes B")->delimiter(',');
+  cmd->add_option("--hidden", args->config.hidden, "Hidden sizes H")->delimiter(',');
+  cmd->add_option("--seq-len", args->config.seq_len, "Sequence lengths T")->delimiter(',');
+  cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
+      ->capture_default_str();
+  cmd->add_flag("--no-cpu", args->no_cpu, "Skip the CPU executor rows");
+  cmd->add_flag("--csv", args->csv, "CSV instead of a table");
+  cmd->callback([args, &exit_code] {
+    auto config = args->config;
+    config.cell = policy::parse_cell_type(args->cell);
+    config.cpu = !args->no_cpu;
+    const auto rows = bench_rnn_gpu(config);
+    if (args->csv) {
+      fmt::print(
+          "mode,batch,hidden,seq_len,us_per_call,samples_per_s,gflops,roofline_fraction,note\n");
+      for (const auto& r : rows)
+        fmt::print("{},{},{},{},{:.3f},{:.0f},{:.3f},{:.4f},{}\n", r.mode, r.batch, r.hidden,
+                   r.seq_len, r.us_per_call, r.samples_per_s, r.gflops, r.roofline_fraction,
+                   r.note);
+      exit_code = 0;
+      return;
+    }
+    fmt::print(
+        "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = cuBLAS fp32 GEMM of "
+        "the step's shape in this run (device time)\n",
+        args->cell, config.input, config.layers);
+    fmt::print("{:<26} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}  {}\n", "mode", "B", "H", "T",
+               "us/call", "samples/s", "GFLOP/s", "roofline", "note");
+    for (const auto& r : rows)
+      fmt::print("{:<26} {:>5} {:>5} {:>5} {:>12.2f} {:>14.0f} {:>9.2f} {:>8.1f}%  {}\n", r.mode,
+                 r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s, r.gflops,
+                 100 * r.roofline_fraction, r.note);
+    exit_code = 0;
+  });
+}
+
+void add_devices_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "devices", "Whole-policy actor step and PPO minibatch, CPU vs GPU: which device wins where");
+  struct Args {
+    DeviceBenchConfig config;
+    bool no_gpu = false;
+    bool csv = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--envs", args->config.envs, "Actor env slots B")->delimiter(',');
+  cmd->add_option("--learner-envs", args->config.learner_envs, "Learner minibatch envs B")
+      ->delimiter(',');
+  cmd->add_option("--hidden", args->config.hidden, "Hidden sizes H")->delimiter(',');
+  cmd->add_option("--seq-len", args->config.seq_len, "Learner sequence length T")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--device", args->config.device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
+      ->capture_default_str();
+  cmd->add_flag("--no-gpu", args->no_gpu, "CPU rows only");
+  cmd->add_flag("--stages", args->config.stages,
+                "Also where each GPU row's time goes: device us per stage (plain launches)");
+  cmd->add_flag("--csv", args->csv, "CSV instead of a table");
+  cmd->callback([args, &exit_code] {
+    auto config = args->config;
+    config.gpu = !args->no_gpu;
+    std::string note;
+    std::vector<DeviceStageRow> stages;
+    const auto rows = bench_devices(config, &note, &stages);
+    if (args->csv) {
+      fmt::print("role,device,batch,hidden,seq_len,us_per_call,samples_per_s\n");
+      for (const auto& r : rows)
+        fmt::print("{},{},{},{},{},{:.3f},{:.0f}\n", r.role, r.device, r.batch, r.hidden, r.seq_len,
+                   r.us_per_call, r.samples_per_s);
+    } else {
+      fmt::print(
+          "policy: obs {}, encoder [64], LSTM H, separate actor/critic cores, 4 actions; actor = "
+          "one act() of B slots, learner = one PPO minibatch of T x B (fwd, loss, bwd, clip, "
+          "Adam)\n",
+          config.obs_dim);
+      fmt::print("{:<8} {:<11} {:>6} {:>5} {:>5} {:>12} {:>14}\n", "role", "device", "B", "H", "T",
+                 "us/call", "samples/s");
+      for (const auto& r : rows)
+        fmt::print("{:<8} {:<11} {:>6} {:>5} {:>5} {:>12.1f} {:>14.0f}\n", r.role, r.device,
+                   r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s);
+    }
+    // The stage breakdowns: one block per GPU row, stages in enqueue order.
+    for (const auto& st : stages) {
+      double total = 0;
+      for (const auto& [name, us] : st.stages) total += us;
+      fmt::print(
+          "\nstages of one {} call on cuda, B {} H {} T {} (plain launches, mean device us "
+          "over the calls; total {:.1f})\n",
+          st.role, st.batch, st.hidden, st.seq_len, total);
+      for (const auto& [name, us] : st.stages)
+        fmt::print("  {:<40} {:>10.1f} {:>6.1f}%\n", name, us, 100.0 * us / total);
+    }
+    if (!note.empty()) fmt::print(stderr, "{}\n", note);
+    exit_code = 0;
+  });
+}
+
+void add_train_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "train", "A training config's env steps/s, synchronous vs async actor-learner");
+  struct Args {
+    std::string config;
+    std::vector<std::string> overrides;
+    int updates = 20;
+    std::vector<std::string> modes = {"sync", "async"};
+    std::vector<std::string> devices;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("config", args->config, "Training config (YAML)")->required();
+  cmd->add_option("--set", args->overrides, "Override a key: section.key=value (repeatable)");
+  cmd->add_option("--updates", args->updates, "Timed updates per mode (after one warm-up)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--modes", args->modes, "Modes to time, in this order")->delimiter(',');
+  cmd->add_option("--devices", args->devices,
+                  "ACTOR/LEARNER pairs to time, in this order, e.g. cuda/cuda,cpu/cpu (default: "
+                  "the config's device.actor/device.learner)")
+      ->delimiter(',');
+  cmd->callback([args, &exit_code] {
+    const auto config = agent::load_config(args->config, args->overrides);
+    const auto rows = bench_train(config, args->updates, args->modes, args->devices);
+    fmt::print("{}: {} envs x {} steps per update, {} epochs x {} minibatches, hidden {}\n",
+               config.env.id, config.env.num_envs, config.algo.rollout_steps, config.algo.epochs,
+               config.algo.num_minibatches, config.policy.hidden);
+    fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12} {:>8} {:>8} {:>8} {:>9} {:>8}\n", "devices",
+               "mode", "updates", "env steps", "env steps/s", "act s", "learn s", "wait s",
+               "lag mean", "lag max");
+    for (const auto& r : rows)
+      fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.2f} {:>8}\n",
+                 r.devices, r.mode, r.updates, r.env_steps, r.steps_per_s(), r.act_s, r.learn_s,
+                 r.wait_s, r.lag_mean, r.lag_max);
+    // Every row against the first: the devices' and the modes' speed-ups side by side.
+    for (size_t i = 1; i < rows.size(); ++i)
+      fmt::print("{} {} / {} {}: {:.2f}x env steps/s\n", rows[i].devices, rows[i].mode,
+                 rows[0].devices, rows[0].mode, rows[i].steps_per_s() / rows[0].steps_per_s());
+    exit_code = 0;
+  });
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  auto* bench =
+      app.add_subcommand("bench", "Benchmarks (not tests): figures for docs/PERFORMANCE.md");
+  bench->require_subcommand(1);
+  auto* cmd = bench->add_subcommand("envs", "Env steps/s per id and VectorEnv overhead");
+  struct Args {
+    EnvBenchConfig config;
+    bool json = false;
+    std::vector<std::string> plugins;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--env", args->config.ids, "Env ids (repeatable; default: all)");
+  cmd->add_option("--steps", args->config.steps, "Env steps per timed repetition")
+      ->capture_default_str();
+  cmd->add_option("--num-envs", args->config.num_envs, "Envs in the VectorEnv comparison")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  cmd->add_option("--repeats", args->config.repeats, "Timed repetitions (median reported)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--threads", args->config.threads, "Also time a VectorEnv with this many threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "One JSON object per env");
+  add_plugin_option(cmd, args->plugins);
+  cmd->callback([args, &exit_code] {
+    const auto& [config, json, plugins] = *args;
+    load_cli_plugins(plugins);
+    const auto rows = bench_envs(config);
+    if (!json) {
+      fmt::print("{:<28} {:>12} {:>12} {:>12} {:>9}{}\n", "env", "1 env M/s",
+                 fmt::format("bare x{} M/s", config.num_envs), "VectorEnv M/s", "overhead",
+                 config.threads > 1
+                     ? fmt::format(" {:>12}", fmt::format("{} thr M/s", config.threads))
+                     : "");
+    }
+    for (const auto& r : rows) {
+      if (json) {
+        fmt::print(
+            "{{\"id\": \"{}\", \"single_steps_per_s\": {:.0f}, \"bare_steps_per_s\": {:.0f}, "
+            "\"vector_steps_per_s\": {:.0f}, \"vector_overhead\": {:.4f}, "
+            "\"threaded_steps_per_s\": {:.0f}, \"num_envs\": {}, \"threads\": {}}}\n",
+            r.id, r.single_steps_per_s, r.bare_steps_per_s, r.vector_steps_per_s,
+            r.vector_overhead(), r.threaded_steps_per_s, config.num_envs, config.threads);
+        continue;
+      }
+      fmt::print("{:<28} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.1f}%{}\n", r.id,
+                 r.single_steps_per_s / 1e6, r.bare_steps_per_s / 1e6, r.vector_steps_per_s / 1e6,
+                 100.0 * r.vector_overhead(),
+                 config.threads > 1 ? fmt::format(" {:>12.2f}", r.threaded_steps_per_s / 1e6) : "");
+    }
+    exit_code = 0;
+  });
+
+  add_rnn_bench(*bench, exit_code);
+  add_rnn_gpu_bench(*bench, exit_code);
+  add_devices_bench(*bench, exit_code);
+  add_train_bench(*bench, exit_code);
+}
+
+}  // namespace recur::cli

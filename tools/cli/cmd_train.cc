@@ -1,0 +1,65 @@
+// `recur train CONFIG [--set k=v]... [--plugin PATH]... [--print-config]`: a training job from a
+// YAML config, through agent::train (agent/training.h), the call a program makes. Ctrl-C finishes
+// the current update, writes a checkpoint and exits 0.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "agent/config/yaml.h"
+#include "agent/training.h"
+#include "tools/cli/commands.h"
+
+namespace recur::cli {
+
+void add_train_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("train", "Train a recurrent policy from a YAML config");
+  struct Args {
+    std::string config;
+    agent::TrainOptions options;
+    bool print_config = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("config", args->config,
+                  "YAML config, e.g. configs/cartpole_novel.yaml (not with --resume)");
+  cmd->add_option("--set", args->options.overrides,
+                  "Override a key: section.key=value (repeatable)");
+  cmd->add_option("--plugin", args->options.plugins,
+                  "Env plugin (shared library) to load, added to env.plugin (repeatable; also "
+                  "with --resume)");
+  cmd->add_flag("--print-config", args->print_config,
+                "Print the resolved config (every value) and exit");
+  cmd->add_option("--resume", args->options.resume_dir,
+                  "Continue the run in this directory from its latest checkpoint (its "
+                  "config.yaml, plus any --set, e.g. a larger run.total_env_steps)");
+  cmd->callback([args, &exit_code] {
+    if (args->print_config) {
+      fmt::print("{}", agent::to_yaml(agent::resolve_train_config(args->config, args->options)));
+      exit_code = 0;
+      return;
+    }
+    const agent::TrainResult result = agent::train(args->config, args->options);
+    exit_code = 0;
+    if (result.rank != 0) return;  // a data-parallel run: rank 0 reports for all
+    if (result.interrupted) {
+      fmt::print("interrupted after {} env steps; run directory {}\n", result.env_steps,
+                 result.run_dir.string());
+    } else {
+      const auto& e = result.final_eval;
+      fmt::print(
+          "final evaluation on {} ({} episodes, deterministic): return {:.2f} +- {:.2f}, "
+          "length {:.1f}\n{} env steps in {:.1f} s; run directory {}\n",
+          result.config.env.id, e.returns.size(), e.mean_return(), e.std_return(), e.mean_length(),
+          result.env_steps, result.seconds, result.run_dir.string());
+    }
+    if (result.target && result.target_env_steps)
+      fmt::print("target {:.2f} reached at {} env steps, {:.1f} s{}\n", *result.target,
+                 *result.target_env_steps, result.target_seconds,
+                 result.stopped_at_target ? " (run.stop_at_target: stopped there)" : "");
+    else if (result.target)
+      fmt::print("target {:.2f} not reached by any evaluation\n", *result.target);
+    exit_code = 0;
+  });
+}
+
+}  // namespace recur::cli

@@ -1,24 +1,25 @@
 #include "agent/train_job.h"
 
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <deque>
 #include <fstream>
+#include <numeric>
 #include <optional>
 #include <sstream>
 
+#include "agent/algorithm.h"
 #include "agent/dist/communicator.h"
 #include "agent/dist/rank_checks.h"
 #include "agent/env_plugins.h"
+#include "agent/record/recorder.h"
+#include "agent/resume_state.h"
 #include "agent/run/csv_log.h"
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"
+#include "agent/run/progress_table.h"
 #include "agent/run/run_dir.h"
 #include "agent/run/tensorboard.h"
-#include "agent/ppo/trainer.h"
-#include "agent/ppo/trainer_state.h"
 #include "core/error.h"
 #include "core/version.h"
 #include "envs/registry.h"
@@ -27,12 +28,6 @@
 namespace recur::agent {
 namespace {
 
-const std::vector<std::string> kProgressColumns = {
-    "env_steps",  "time_s",          "fps",           "episodes",           "return_mean",
-    "return_min", "return_max",      "length_mean",   "policy_loss",        "value_loss",
-    "entropy",    "approx_kl",       "clip_fraction", "explained_variance", "learning_rate",
-    "grad_norm",  "skipped_updates", "act_time_s",    "learn_time_s",       "wait_time_s",
-    "policy_lag"};
 const std::vector<std::string> kEvalColumns = {"env_steps", "return_mean", "return_std",
                                                "length_mean", "episodes"};
 constexpr size_t kReturnWindow = 100;  // episodes in the progress statistics (as SB3)
@@ -43,434 +38,543 @@ std::string join_options(const std::map<std::string, std::string>& options) {
   return s;
 }
 
-// TrainJobOptions::record_video, as Trainer::record_video: a failure is a warning.
-void record_video_with(const decltype(TrainJobOptions::record_video)& record,
-                       const Trainer& trainer, const std::filesystem::path& path,
-                       uint64_t eval_seed) {
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The training job: what every algorithm shares (train_job.h), around one Algorithm. Rank 0 of a
+// data-parallel run (`lead_`) writes the run directory and evaluates; every rank trains and
+// saves its algorithm state through rank 0.
+class TrainJob {
+ public:
+  TrainJob(const TrainConfig& config, const std::string& config_yaml,
+           const TrainJobOptions& options);
+  TrainJobResult run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void find_target();
+  void open_run_dir();
+  void resume();
+  void check_ranks_at_start();
+  void open_logs();
+  bool run_complete() const;
+  // The loop's schedule after an iteration: periodic checkpoint, evaluation; true: stop here.
+  bool after_iteration(const Iteration& it);
+  bool stop_requested(int64_t env_steps);
+
+  double elapsed_now() const;
+  std::vector<double> segments_now() const;
+  void save_policy(const std::filesystem::path& path) const;
+  void save_latest();
+  EvalResult evaluate(int episodes, bool final_eval);
+  void log_evaluation(const EvalResult& r, bool final_eval);
+  void film(const std::filesystem::path& path) const;
+  void on_episode(const EpisodeEnd& e);
+  void log_iteration(const Iteration& it);
+  Error explain_nonfinite(const NonFiniteUpdate& e) const;
+  void settle();
+
+  const TrainConfig& config_;
+  const std::string& config_yaml_;
+  const TrainJobOptions& options_;
+  const Clock::time_point start_ = Clock::now();
+  const bool resuming_;
+  dist::Communicator* comm_ = nullptr;  // null on one process
+  bool lead_ = true;                    // writes the run directory
+  std::unique_ptr<Algorithm> algo_;
+  TrainJobResult result_;
+  std::optional<RunDir> run_dir_;
+  // The counters saved with every checkpoint (resume_state.h); job_.elapsed and job_.segments
+  // are those before this process (a resume), the time to target is in result_.
+  JobState job_;
+  std::optional<ResumeState> saved_;  // the generation on disk (the next save's "previous")
+  int64_t saved_steps_ = -1;          // env steps of the latest checkpoint on disk (-1: none)
+  std::optional<ProgressTable> table_;
+  std::optional<CsvLog> progress_, eval_log_;
+  std::optional<MonitorLog> monitor_;
+  std::optional<TensorBoardWriter> tb_;
+  std::map<std::string, std::string> meta_;
+  EvalConfig eval_cfg_;
+  double last_print_ = -1;
+};
+
+TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
+                   const TrainJobOptions& options)
+    : config_(config),
+      config_yaml_(config_yaml),
+      options_(options),
+      resuming_(!options.resume_dir.empty()) {
+  // Plugins before anything looks the env up. A resumed run loads the files it trained with,
+  // unchanged (the latest checkpoint records their hashes).
+  if (resuming_) {
+    const auto latest = RunDir::open(options.resume_dir).latest_checkpoint();
+    if (std::filesystem::exists(latest)) {
+      const auto meta = policy::load_policy(latest).metadata;
+      if (const auto it = meta.find(kMetaEnvPlugins); it != meta.end())
+        load_recorded_plugins(it->second, options.resume_dir.string(), &config.env.plugin);
+    }
+  }
+  load_env_plugins(config.env.plugin);
+  comm_ = options.comm != nullptr && options.comm->size() > 1 ? options.comm : nullptr;
+  lead_ = comm_ == nullptr || comm_->rank() == 0;
+  RECUR_CHECK(comm_ == nullptr || !options.make_env,
+              "dist.backend = {}: data-parallel runs step recur's own envs (registry or plugin); "
+              "envs from Python train on one process (dist.backend: none)",
+              config.dist.backend);
+  // The algorithm first: a config it cannot honour (an env option, device.*=cuda without a GPU)
+  // fails before a run directory is created; so does the target.
+  algo_ = make_algorithm(
+      config, options.make_env ? options.make_env(config.env.num_envs, true) : nullptr, comm_);
+  table_.emplace(algo_->metric_columns());
+  find_target();
+  job_.next_eval = config.run.eval_every > 0 ? config.run.eval_every : -1;
+  job_.next_ckpt = config.run.checkpoint_every > 0 ? config.run.checkpoint_every : -1;
+  meta_ = {{kMetaEnvId, config.env.id},
+           {kMetaEnvOptions, join_options(config.env.options)},
+           {kMetaEnvPlugins, plugin_record(config.env.plugin)}};
+  if (!options.env_source.empty()) meta_[kMetaEnvSource] = options.env_source;
+  eval_cfg_.env_id = config.env.id;
+  eval_cfg_.env_options.values = config.env.options;
+  eval_cfg_.seed = derive_seed(config.run.seed, 0xe7a1);  // envs unseen by training
+  eval_cfg_.deterministic = true;
+}
+
+void TrainJob::find_target() {
+  if (config_.run.target_return)
+    result_.target = *config_.run.target_return;
+  else if (options_.make_env)
+    result_.target = options_.reward_threshold;
+  else
+    result_.target = envs::registry().at(config_.env.id).reward_threshold;
+  RECUR_CHECK(result_.target || !config_.run.stop_at_target,
+              "run.stop_at_target = true, but {} has no registered reward threshold and "
+              "run.target_return is null: set run.target_return to the mean evaluation return "
+              "that counts as solved, or run.stop_at_target to false",
+              config_.env.id);
+}
+
+// Rank 0 creates the run directory; on a resume every rank reads its own state there.
+void TrainJob::open_run_dir() {
+  if (resuming_)
+    run_dir_ = RunDir::open(options_.resume_dir);
+  else if (lead_)
+    run_dir_ = RunDir::create(config_.run.output_dir, options_.name);
+  if (!resuming_ && lead_) run_dir_->write_config(config_yaml_);
+  if (lead_)
+    spdlog::info("{} run directory {}", resuming_ ? "resuming" : "new", run_dir_->path().string());
+  if (lead_) result_.run_dir = run_dir_->path();
+}
+
+// The latest checkpoint and the resume file beside it; the file is written first and carries the
+// generation before (resume_state.h), so a run killed between the two writes resumes from the
+// older checkpoint.
+void TrainJob::resume() {
+  const RunDir& dir = *run_dir_;
+  RECUR_CHECK(std::filesystem::exists(dir.trainer_state()),
+              "{} has no trainer state ({}): it never wrote a checkpoint with resume state; "
+              "start a new run",
+              dir.path().string(), dir.trainer_state().filename().string());
+  const std::string where = dir.trainer_state().string();
+  ResumeFile file = parse_resume_file(read_text(dir.trainer_state()), where);
+  RECUR_CHECK(std::filesystem::exists(dir.latest_checkpoint()),
+              "{} has no latest checkpoint ({}): the run was stopped while writing its first "
+              "one; start a new run",
+              dir.path().string(), dir.latest_checkpoint().string());
+  const auto ckpt = policy::load_policy(dir.latest_checkpoint());
+  const std::string ckpt_steps = ckpt.metadata.at(kMetaEnvSteps);
+  ResumeState state = std::move(file.current);
+  if (std::to_string(state.job.env_steps) != ckpt_steps && file.previous &&
+      std::to_string(file.previous->job.env_steps) == ckpt_steps) {
+    spdlog::warn(
+        "the run stopped while saving its checkpoint at {} env steps; resuming from the one "
+        "before, at {}",
+        state.job.env_steps, ckpt_steps);
+    state = std::move(*file.previous);
+    file.previous.reset();
+  }
+  RECUR_CHECK(ckpt_steps == std::to_string(state.job.env_steps),
+              "{}: the latest checkpoint ({} steps) and the trainer state ({} steps) differ; "
+              "the run stopped while saving: start a new run",
+              dir.path().string(), ckpt_steps, state.job.env_steps);
+  // A data-parallel run saved every rank's state, rank 0's first.
+  const int rank = comm_ ? comm_->rank() : 0, world = comm_ ? comm_->size() : 1;
+  const size_t saved_ranks = state.trainer_states.size();
+  RECUR_CHECK(saved_ranks == static_cast<size_t>(world),
+              "{} was trained by {} rank(s) and this job has {}: resume it with the same "
+              "number of ranks ({})",
+              dir.path().string(), saved_ranks, world,
+              saved_ranks == 1 ? "dist.backend: none, or mpirun -np 1"
+                               : fmt::format("mpirun -np {}", saved_ranks));
+  AlgorithmState algo_state{state.trainer_states.at(static_cast<size_t>(rank)), {}};
+  if (!state.trainer_tensors.empty())
+    algo_state.tensors =
+        policy::load_checkpoint(dir.checkpoints_dir() / state.trainer_tensors).tensors;
+  algo_->restore_state(algo_state, ckpt.tensors);
+  job_ = state.job;
+  result_.target_env_steps = job_.target_env_steps;
+  result_.target_seconds = job_.target_seconds;
+  saved_steps_ = job_.env_steps;
+  saved_ = std::move(state);
+  spdlog::info("resumed at {} env steps", algo_->env_steps());
+}
+
+// Before any rank trains: the same build, config, env and weights everywhere.
+void TrainJob::check_ranks_at_start() {
+  if (!comm_) return;
+  dist::RankSummary summary;
+  summary.version = fmt::format("{} ({})", RECUR_VERSION_STRING, comm_->backend());
+  summary.config = config_yaml_;
+  summary.env =
+      fmt::format("{} {} -> {}", config_.env.id, algo_->spec().obs_dim, algo_->spec().action_dim);
+  summary.weights = dist::fingerprint(algo_->policy_tensors());
+  summary.env_steps = algo_->env_steps();
+  dist::check_ranks_agree(*comm_, summary, "at start-up");
+  if (lead_)
+    spdlog::info("data-parallel: {} ranks over {}, {} envs each ({} in all)", comm_->size(),
+                 comm_->backend(), config_.env.num_envs, config_.env.num_envs * comm_->size());
+}
+
+// A resume keeps what was logged up to the checkpoint and drops the rest (CSV rows, monitor
+// episodes, TensorBoard events after its step); a resume also opens a new event file beside the
+// old ones, which TensorBoard merges.
+void TrainJob::open_logs() {
+  if (!lead_) return;
+  const RunDir& dir = *run_dir_;
+  const auto header = table_->csv_header();
+  progress_ = resuming_ ? CsvLog::open_for_resume(dir.progress_csv(), header, job_.progress_rows)
+                        : CsvLog::create(dir.progress_csv(), header);
+  eval_log_ = resuming_ ? CsvLog::open_for_resume(dir.eval_csv(), kEvalColumns, job_.eval_rows)
+                        : CsvLog::create(dir.eval_csv(), kEvalColumns);
+  monitor_ = resuming_ ? MonitorLog::open_for_resume(dir.monitor_csv(), job_.episodes)
+                       : MonitorLog::create(dir.monitor_csv(), config_.env.id);
+  if (resuming_ && std::filesystem::is_directory(dir.path() / "tb"))
+    trim_tensorboard_logs(dir.path() / "tb", algo_->env_steps());
+  if (config_.run.tensorboard) tb_.emplace(dir.path() / "tb");
+}
+
+// A resumed run whose final evaluation is written and whose budget is spent has nothing to do
+// (a larger run.total_env_steps makes it go on).
+bool TrainJob::run_complete() const {
+  return resuming_ && job_.finished && algo_->env_steps() >= config_.run.total_env_steps;
+}
+
+double TrainJob::elapsed_now() const {
+  return job_.elapsed + std::chrono::duration<double>(Clock::now() - start_).count();
+}
+
+std::vector<double> TrainJob::segments_now() const {
+  std::vector<double> s = job_.segments;
+  s.push_back(std::chrono::duration<double>(Clock::now() - start_).count());
+  return s;
+}
+
+void TrainJob::save_policy(const std::filesystem::path& path) const {
+  auto m = meta_;
+  m[kMetaEnvSteps] = std::to_string(algo_->env_steps());
+  policy::save_policy(path, algo_->spec(), algo_->policy_tensors(), m);
+}
+
+// The latest checkpoint and everything a resume needs (resume_state.h). A data-parallel run
+// gathers every rank's algorithm state to rank 0 (every rank calls this at the same points) and
+// checks on the way that the ranks still hold the same weights.
+void TrainJob::save_latest() {
+  AlgorithmState mine = algo_->save_state();
+  std::vector<std::string> rank_states = {mine.json};
+  if (comm_) {
+    dist::RankSummary summary;
+    summary.version = RECUR_VERSION_STRING;
+    summary.weights = dist::fingerprint(algo_->policy_tensors());
+    summary.env_steps = algo_->env_steps();
+    dist::check_ranks_agree(*comm_, summary, fmt::format("at env step {}", algo_->env_steps()));
+    rank_states = comm_->all_gather(mine.json, "the trainer states (checkpoint)");
+    RECUR_CHECK(mine.tensors.empty(),
+                "algo.type = {} keeps tensor state (e.g. a replay buffer), which data-parallel "
+                "runs do not save yet: use dist.backend: none",
+                config_.algo.type);
+  }
+  if (!lead_) return;
+  ResumeState state;
+  state.trainer_states = std::move(rank_states);
+  if (!mine.tensors.empty()) {
+    // Beside the checkpoints, one file per generation: the previous one stays until the next
+    // save, as the resume file's "previous" may name it.
+    state.trainer_tensors = fmt::format("algorithm_state-{}.safetensors", algo_->env_steps());
+    policy::Checkpoint c;
+    c.tensors = std::move(mine.tensors);
+    policy::save_checkpoint(run_dir_->checkpoints_dir() / state.trainer_tensors, c);
+  }
+  state.job = job_;
+  state.job.env_steps = algo_->env_steps();
+  state.job.elapsed = elapsed_now();
+  state.job.segments = segments_now();
+  state.job.target_env_steps = result_.target_env_steps;
+  state.job.target_seconds = result_.target_seconds;
+  write_file_atomic(run_dir_->trainer_state(), resume_file_text(state, saved_));
+  save_policy(run_dir_->latest_checkpoint());
+  // Tensor files that no generation on disk names any more (also those of a killed process).
+  if (!state.trainer_tensors.empty())
+    for (const auto& entry : std::filesystem::directory_iterator(run_dir_->checkpoints_dir())) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("algorithm_state-") && name != state.trainer_tensors &&
+          (!saved_ || name != saved_->trainer_tensors))
+        std::filesystem::remove(entry.path());
+    }
+  saved_steps_ = algo_->env_steps();
+  saved_ = std::move(state);
+}
+
+// An evaluation on rank 0 (the others hand it their states and learn whether the target was
+// reached: run.stop_at_target must stop every rank), then the latest checkpoint. The target and,
+// for the final one, the run's end are recorded before that save, so a resume knows them.
+EvalResult TrainJob::evaluate(int episodes, bool final_eval) {
+  eval_cfg_.episodes = episodes;
+  eval_cfg_.num_envs = std::min(episodes, 8);
+  EvalResult r;
+  if (!lead_) {
+    save_latest();
+    std::array<int64_t, 1> reached = {0};
+    comm_->all_reduce_max(reached, "the evaluation's outcome");
+    if (reached[0] != 0 && !result_.target_env_steps) result_.target_env_steps = reached[0];
+    return r;
+  }
+  if (!options_.make_env) {
+    r = evaluate_policy(algo_->spec(), algo_->policy_tensors(), eval_cfg_);
+  } else if (auto env = options_.make_env(eval_cfg_.num_envs, false)) {
+    r = evaluate_policy(algo_->spec(), algo_->policy_tensors(), eval_cfg_, *env);
+  } else {
+    spdlog::warn("no evaluation at {} env steps: the envs given cannot build evaluation envs",
+                 algo_->env_steps());
+    job_.finished = final_eval;
+    save_latest();
+    return r;
+  }
+  log_evaluation(r, final_eval);
+  job_.finished = final_eval;
+  save_latest();
+  if (comm_) {
+    std::array<int64_t, 1> reached = {result_.target_env_steps.value_or(0)};
+    comm_->all_reduce_max(reached, "the evaluation's outcome");
+  }
+  return r;
+}
+
+// eval.csv, TensorBoard, a video now and then, the best checkpoint and the time to target.
+void TrainJob::log_evaluation(const EvalResult& r, bool final_eval) {
+  const int64_t steps = algo_->env_steps();
+  eval_log_->row(steps, r.mean_return(), r.std_return(), r.mean_length(),
+                 static_cast<int64_t>(r.returns.size()));
+  ++job_.eval_rows;
+  if (tb_) {
+    tb_->scalar("eval/mean_reward", r.mean_return(), steps);
+    tb_->scalar("eval/std_reward", r.std_return(), steps);
+    tb_->scalar("eval/mean_ep_length", r.mean_length(), steps);
+    tb_->flush();
+  }
+  // run.video_every_evals: every K-th evaluation and the final one film an episode.
+  const int k = config_.run.video_every_evals;
+  if (k > 0 && (final_eval || job_.eval_rows % k == 0))
+    film(run_dir_->path() / "videos" / fmt::format("rl-video-eval-{}.mp4", steps));
+  if (!job_.best || r.mean_return() > *job_.best) {
+    job_.best = r.mean_return();
+    save_policy(run_dir_->best_checkpoint());
+  }
+  spdlog::info("eval at {} steps: return {:.2f} +- {:.2f} over {} episodes", steps, r.mean_return(),
+               r.std_return(), r.returns.size());
+  if (result_.target && !result_.target_env_steps && r.mean_return() >= *result_.target) {
+    result_.target_env_steps = steps;
+    result_.target_seconds = elapsed_now();
+    spdlog::info("target {:.2f} reached at {} env steps, {:.1f} s (first evaluation >= target)",
+                 *result_.target, *result_.target_env_steps, result_.target_seconds);
+  }
+}
+
+// The evaluation's first episode (reset seed derive_seed(eval seed, 0), deterministic), filmed
+// with its own env, actor and RNG: training continues exactly as without it. A video that cannot
+// be made is a warning, never the end of the run.
+void TrainJob::film(const std::filesystem::path& path) const {
+  if (options_.make_env && !options_.record_video) return;  // envs from outside, no filmer given
   try {
     std::filesystem::create_directories(path.parent_path());
-    const double r = record(path.string(), trainer.spec(), trainer.policy_tensors(), eval_seed);
+    double r = 0;
+    if (options_.make_env) {
+      r = options_.record_video(path.string(), algo_->spec(), algo_->policy_tensors(),
+                                eval_cfg_.seed);
+    } else {
+      Options env_options;
+      env_options.values = config_.env.options;
+      env_options.source =
+          config_.env.options_source.empty() ? "env.options" : config_.env.options_source;
+      r = record::record_eval_video(algo_->spec(), algo_->policy_tensors(), config_.env.id,
+                                    env_options, eval_cfg_.seed, true, path.string());
+    }
     spdlog::info("video {} (return {:.2f})", path.string(), r);
   } catch (const std::exception& e) {
-    spdlog::warn("no video at {} env steps: {}", trainer.env_steps(), e.what());
+    spdlog::warn("no video at {} env steps: {}", algo_->env_steps(), e.what());
   }
+}
+
+void TrainJob::on_episode(const EpisodeEnd& e) {
+  if (!lead_) return;  // rank 0 receives every rank's episodes
+  monitor_->episode(e.episode_return, e.length);
+  job_.returns.push_back(e.episode_return);
+  job_.lengths.push_back(e.length);
+  if (job_.returns.size() > kReturnWindow) job_.returns.pop_front(), job_.lengths.pop_front();
+  ++job_.episodes;
+}
+
+// One progress.csv row (and TensorBoard scalars, and now and then a progress line) per iteration.
+void TrainJob::log_iteration(const Iteration& it) {
+  if (!lead_) return;
+  ProgressRow row;
+  row.env_steps = it.env_steps;
+  row.time_s = elapsed_now();
+  row.fps = static_cast<double>(it.env_steps) / row.time_s;
+  row.episodes = job_.episodes;
+  if (!job_.returns.empty()) {
+    double s = 0, l = 0, lo = job_.returns.front(), hi = job_.returns.front();
+    for (size_t i = 0; i < job_.returns.size(); ++i) {
+      s += job_.returns[i], l += job_.lengths[i];
+      lo = std::min(lo, job_.returns[i]), hi = std::max(hi, job_.returns[i]);
+    }
+    row.return_mean = s / static_cast<double>(job_.returns.size());
+    row.length_mean = l / static_cast<double>(job_.lengths.size());
+    row.return_min = lo, row.return_max = hi;
+  }
+  row.act_seconds = it.act_seconds, row.learn_seconds = it.learn_seconds;
+  row.wait_seconds = it.wait_seconds, row.policy_lag = it.policy_lag;
+  table_->write(row, it.metrics, *progress_, tb_ ? &*tb_ : nullptr);
+  ++job_.progress_rows;
+  if (tb_) {
+    if (comm_) tb_->scalar("recur/all_reduce_time_s", algo_->all_reduce_seconds(), it.env_steps);
+    tb_->flush();
+  }
+  if (row.time_s - last_print_ >= 2.0 || algo_->done()) {
+    spdlog::info("{}", progress_line({it.env_steps, config_.run.total_env_steps, row.fps,
+                                      row.return_mean, row.time_s}));
+    last_print_ = row.time_s;
+  }
+}
+
+// A non-finite loss, gradient or weight ends the run without writing anything more: the latest
+// checkpoint on disk stays the last good one, and the message says how to go on.
+Error TrainJob::explain_nonfinite(const NonFiniteUpdate& e) const {
+  if (!lead_) return Error(e.what());
+  if (saved_steps_ < 0)
+    return Error(fmt::format(
+        "{}\nThe run stopped before its first checkpoint; nothing was saved in {}. Start it "
+        "again with the changes above.",
+        e.what(), run_dir_->path().string()));
+  return Error(fmt::format(
+      "{}\nThe run stopped; nothing was written after the last good checkpoint, {} ({} env "
+      "steps). Go on from it with: recur train --resume {} --set KEY=VALUE (e.g. "
+      "algo.learning_rate)",
+      e.what(), run_dir_->latest_checkpoint().string(), saved_steps_, run_dir_->path().string()));
+}
+
+// A pipelined algorithm trains on the data it holds before its state is saved (evaluations save
+// it too), so that a resume continues exactly.
+void TrainJob::settle() {
+  if (!algo_->pending()) return;
+  try {
+    log_iteration(algo_->settle());
+  } catch (const NonFiniteUpdate& e) {
+    throw explain_nonfinite(e);
+  }
+}
+
+// The periodic checkpoint, then the evaluation. Both counters move on before the evaluation saves
+// the resume state, so that a resume from it does not repeat them.
+bool TrainJob::after_iteration(const Iteration& it) {
+  if (job_.next_ckpt > 0 && it.env_steps >= job_.next_ckpt) {
+    if (lead_) save_policy(run_dir_->step_checkpoint(it.env_steps));
+    while (job_.next_ckpt <= it.env_steps) job_.next_ckpt += config_.run.checkpoint_every;
+  }
+  const bool collecting = algo_->env_steps() < config_.run.total_env_steps;
+  if (job_.next_eval > 0 && it.env_steps >= job_.next_eval && collecting) {
+    while (job_.next_eval <= it.env_steps) job_.next_eval += config_.run.eval_every;
+    settle();
+    evaluate(config_.run.eval_episodes, false);
+    if (config_.run.stop_at_target && result_.target_env_steps) {
+      spdlog::info("run.stop_at_target: stopping at {} env steps", algo_->env_steps());
+      result_.stopped_at_target = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Ctrl-C or SIGTERM reach every rank through the launcher, but not on the same update: every
+// rank stops at the same one.
+bool TrainJob::stop_requested(int64_t env_steps) {
+  bool stop = (options_.stop_requested && options_.stop_requested->load()) ||
+              (options_.stop_at_env_steps > 0 && env_steps >= options_.stop_at_env_steps);
+  if (comm_) {
+    std::array<int64_t, 1> any = {stop ? 1 : 0};
+    comm_->all_reduce_max(any, "the stop check");
+    stop = any[0] != 0;
+  }
+  return stop;
+}
+
+TrainJobResult TrainJob::run() {
+  open_run_dir();
+  if (resuming_) resume();
+  check_ranks_at_start();
+  if (run_complete()) {
+    spdlog::info(
+        "{} is complete ({} env steps, final evaluation written); nothing to do. Set a "
+        "larger run.total_env_steps to train on",
+        run_dir_->path().string(), algo_->env_steps());
+    result_.already_complete = true;
+  } else {
+    job_.finished = false;  // a complete run given a larger budget goes on
+    open_logs();
+    while (!algo_->done()) {
+      Iteration it;
+      try {
+        it = algo_->iterate([this](const EpisodeEnd& e) { on_episode(e); });
+      } catch (const NonFiniteUpdate& e) {
+        throw explain_nonfinite(e);
+      }
+      log_iteration(it);
+      if (after_iteration(it)) break;
+      if (stop_requested(it.env_steps) && !algo_->done()) {
+        settle();
+        save_latest();
+        if (lead_)
+          spdlog::warn("interrupted at {} env steps: checkpoint written to {}", algo_->env_steps(),
+                       run_dir_->latest_checkpoint().string());
+        result_.interrupted = true;
+        break;
+      }
+    }
+    if (!result_.interrupted) result_.final_eval = evaluate(config_.run.final_eval_episodes, true);
+  }
+  result_.env_steps = algo_->env_steps();
+  result_.seconds = result_.already_complete ? job_.elapsed : elapsed_now();
+  result_.segments = result_.already_complete ? job_.segments : segments_now();
+  result_.all_reduce_seconds = algo_->all_reduce_seconds();
+  if (comm_) {
+    result_.rank = comm_->rank();
+    result_.world_size = comm_->size();
+    if (lead_)
+      spdlog::info("data-parallel: {:.2f} s of {:.1f} s in the gradient all-reduces ({:.1f}%)",
+                   result_.all_reduce_seconds, result_.seconds,
+                   100.0 * result_.all_reduce_seconds / std::max(result_.seconds, 1e-9));
+  }
+  return result_;
 }
 
 }  // namespace
 
 TrainJobResult run_train_job(const TrainConfig& config, const std::string& config_yaml,
                              const TrainJobOptions& options) {
-  using Clock = std::chrono::steady_clock;
-  auto start = Clock::now();
-  const bool resuming = !options.resume_dir.empty();
-  // Plugins before anything looks the env up. A resumed run loads the files it trained with,
-  // unchanged (the latest checkpoint records their hashes).
-  if (resuming) {
-    const auto latest = RunDir::open(options.resume_dir).latest_checkpoint();
-    if (std::filesystem::exists(latest)) {
-      const auto meta = policy::load_policy(latest).metadata;
-      if (const auto it = meta.find(kMetaEnvPlugins); it != meta.end()) {
-        load_recorded_plugins(it->second, options.resume_dir.string(), &config.env.plugin);
-      }
-    }
-  }
-  load_env_plugins(config.env.plugin);
-  // The trainer first: a config it cannot honour (an env option, device.*=cuda without a GPU)
-  // fails before a run directory is created.
-  dist::Communicator* comm =
-      options.comm != nullptr && options.comm->size() > 1 ? options.comm : nullptr;
-  const bool lead = comm == nullptr || comm->rank() == 0;  // writes the run directory
-  RECUR_CHECK(comm == nullptr || !options.make_env,
-              "dist.backend = {}: data-parallel runs step recur's own envs (registry or plugin); "
-              "envs from Python train on one process (dist.backend: none)",
-              config.dist.backend);
-  Trainer trainer(config, options.make_env ? options.make_env(config.env.num_envs, true) : nullptr,
-                  comm);
-  // The target (time to target, run.stop_at_target), also checked before the run directory.
-  TrainJobResult result;
-  if (config.run.target_return)
-    result.target = *config.run.target_return;
-  else if (options.make_env)
-    result.target = options.reward_threshold;
-  else
-    result.target = envs::registry().at(config.env.id).reward_threshold;
-  RECUR_CHECK(result.target || !config.run.stop_at_target,
-              "run.stop_at_target = true, but {} has no registered reward threshold and "
-              "run.target_return is null: set run.target_return to the mean evaluation return "
-              "that counts as solved, or run.stop_at_target to false",
-              config.env.id);
-  // Rank 0 creates the run directory; on a resume every rank reads its own trainer state there.
-  std::optional<RunDir> run_dir;
-  if (resuming)
-    run_dir = RunDir::open(options.resume_dir);
-  else if (lead)
-    run_dir = RunDir::create(config.run.output_dir, options.name);
-  if (!resuming && lead) run_dir->write_config(config_yaml);
-  if (lead)
-    spdlog::info("{} run directory {}", resuming ? "resuming" : "new", run_dir->path().string());
-
-  // Job counters: saved with the trainer state, so a resumed run continues them.
-  std::deque<double> returns;
-  std::deque<int> lengths;
-  int64_t episodes = 0, progress_rows = 0, eval_rows = 0;
-  int64_t next_eval = config.run.eval_every > 0 ? config.run.eval_every : -1;
-  int64_t next_ckpt = config.run.checkpoint_every > 0 ? config.run.checkpoint_every : -1;
-  std::optional<double> best;
-  double elapsed_before = 0;
-  int64_t saved_steps = -1;    // env steps of the latest checkpoint on disk (-1: none yet)
-  nlohmann::json saved_state;  // the trainer state of the latest checkpoint on disk (save_latest)
-  if (resuming) {
-    RECUR_CHECK(std::filesystem::exists(run_dir->trainer_state()),
-                "{} has no trainer state ({}): it never wrote a checkpoint with resume state; "
-                "start a new run",
-                run_dir->path().string(), run_dir->trainer_state().filename().string());
-    std::ifstream in(run_dir->trainer_state(), std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string where = run_dir->trainer_state().string();
-    ResumeState state = parse_resume_state(text.str(), where);
-    RECUR_CHECK(std::filesystem::exists(run_dir->latest_checkpoint()),
-                "{} has no latest checkpoint ({}): the run was stopped while writing its first "
-                "one; start a new run",
-                run_dir->path().string(), run_dir->latest_checkpoint().string());
-    const auto ckpt = policy::load_policy(run_dir->latest_checkpoint());
-    // The trainer state is written before the checkpoint and holds the previous generation too
-    // (save_latest below): a run killed between the two writes resumes from the previous one.
-    const std::string ckpt_steps = ckpt.metadata.at(kMetaEnvSteps);
-    nlohmann::json generation = nlohmann::json::parse(text.str());  // parsed once above
-    if (std::to_string(state.job.env_steps) != ckpt_steps && generation.contains("previous")) {
-      nlohmann::json previous = generation["previous"];
-      ResumeState older = parse_resume_state(previous.dump(), where + " (previous generation)");
-      if (std::to_string(older.job.env_steps) == ckpt_steps) {
-        spdlog::warn(
-            "the run stopped while saving its checkpoint at {} env steps; resuming from the one "
-            "before, at {}",
-            state.job.env_steps, ckpt_steps);
-        state = std::move(older);
-        generation = std::move(previous);
-      }
-    }
-    generation.erase("previous");
-    saved_state = std::move(generation);
-    const JobState& job = state.job;
-    RECUR_CHECK(ckpt_steps == std::to_string(job.env_steps),
-                "{}: the latest checkpoint ({} steps) and the trainer state ({} steps) differ; "
-                "the run stopped while saving: start a new run",
-                run_dir->path().string(), ckpt_steps, job.env_steps);
-    // A data-parallel run saved every rank's state: rank 0's as "trainer", the others' in order
-    // under "ranks".
-    const int rank = comm ? comm->rank() : 0, world = comm ? comm->size() : 1;
-    const size_t saved_ranks = state.trainer_states.size();
-    RECUR_CHECK(saved_ranks == static_cast<size_t>(world),
-                "{} was trained by {} rank(s) and this job has {}: resume it with the same "
-                "number of ranks ({})",
-                run_dir->path().string(), saved_ranks, world,
-                saved_ranks == 1 ? "dist.backend: none, or mpirun -np 1"
-                                 : fmt::format("mpirun -np {}", saved_ranks));
-    trainer.restore_state(state.trainer_states.at(static_cast<size_t>(rank)), ckpt.tensors);
-    returns = job.returns;
-    lengths = job.lengths;
-    episodes = job.episodes;
-    progress_rows = job.progress_rows;
-    eval_rows = job.eval_rows;
-    next_eval = job.next_eval;
-    next_ckpt = job.next_ckpt;
-    best = job.best;
-    elapsed_before = job.elapsed;
-    saved_steps = job.env_steps;
-    spdlog::info("resumed at {} env steps", trainer.env_steps());
-  }
-  // Before any rank trains: the same build, config, env and weights everywhere.
-  if (comm) {
-    dist::RankSummary summary;
-    summary.version = fmt::format("{} ({})", RECUR_VERSION_STRING, comm->backend());
-    summary.config = config_yaml;
-    summary.env = fmt::format("{} {} -> {}", config.env.id, trainer.spec().obs_dim,
-                              trainer.spec().action_dim);
-    summary.weights = dist::fingerprint(trainer.policy_tensors());
-    summary.env_steps = trainer.env_steps();
-    dist::check_ranks_agree(*comm, summary, "at start-up");
-    if (lead)
-      spdlog::info("data-parallel: {} ranks over {}, {} envs each ({} in all)", comm->size(),
-                   comm->backend(), config.env.num_envs, config.env.num_envs * comm->size());
-  }
-  std::optional<CsvLog> progress, eval_log;
-  std::optional<MonitorLog> monitor;
-  std::optional<TensorBoardWriter> tb;
-  if (lead) {
-    progress =
-        resuming ? CsvLog::open_for_resume(run_dir->progress_csv(), kProgressColumns, progress_rows)
-                 : CsvLog::create(run_dir->progress_csv(), kProgressColumns);
-    eval_log = resuming ? CsvLog::open_for_resume(run_dir->eval_csv(), kEvalColumns, eval_rows)
-                        : CsvLog::create(run_dir->eval_csv(), kEvalColumns);
-    monitor = resuming ? MonitorLog::open_for_resume(run_dir->monitor_csv(), episodes)
-                       : MonitorLog::create(run_dir->monitor_csv(), config.env.id);
-    // A resume opens a new event file beside the old ones (TensorBoard merges them), after
-    // dropping from the old ones what was logged after the checkpoint, as from the CSV logs.
-    if (resuming && std::filesystem::is_directory(run_dir->path() / "tb"))
-      trim_tensorboard_logs(run_dir->path() / "tb", trainer.env_steps());
-    if (config.run.tensorboard) tb.emplace(run_dir->path() / "tb");
-  }
-
-  std::map<std::string, std::string> meta = {{kMetaEnvId, config.env.id},
-                                             {kMetaEnvOptions, join_options(config.env.options)},
-                                             {kMetaEnvPlugins, plugin_record(config.env.plugin)}};
-  if (!options.env_source.empty()) meta[kMetaEnvSource] = options.env_source;
-  auto save = [&](const std::filesystem::path& path) {
-    auto m = meta;
-    m[kMetaEnvSteps] = std::to_string(trainer.env_steps());
-    policy::save_policy(path, trainer.spec(), trainer.policy_tensors(), m);
-  };
-  auto elapsed_now = [&] {
-    return elapsed_before + std::chrono::duration<double>(Clock::now() - start).count();
-  };
-  // The latest checkpoint and, beside it, everything a resume needs. The trainer state goes first
-  // and carries the previous generation as "previous": a process killed (or a disk full) between
-  // the two writes leaves the previous checkpoint with a trainer state that still holds its
-  // generation, and a resume picks the one that names the checkpoint's env step. A data-parallel
-  // run gathers every rank's trainer state to rank 0 (every rank calls this at the same points)
-  // and checks on the way that the ranks still hold the same weights.
-  auto save_latest = [&] {
-    const std::string mine = trainer.save_state();
-    std::vector<std::string> rank_states;
-    if (comm) {
-      dist::RankSummary summary;
-      summary.version = RECUR_VERSION_STRING;
-      summary.weights = dist::fingerprint(trainer.policy_tensors());
-      summary.env_steps = trainer.env_steps();
-      dist::check_ranks_agree(*comm, summary, fmt::format("at env step {}", trainer.env_steps()));
-      rank_states = comm->all_gather(mine, "the trainer states (checkpoint)");
-    }
-    if (!lead) return;
-    nlohmann::json job = {{"env_steps", trainer.env_steps()},
-                          {"returns", returns},
-                          {"lengths", lengths},
-                          {"episodes", episodes},
-                          {"progress_rows", progress_rows},
-                          {"eval_rows", eval_rows},
-                          {"next_eval", next_eval},
-                          {"next_ckpt", next_ckpt},
-                          {"best", best ? nlohmann::json(*best) : nlohmann::json()},
-                          {"elapsed", elapsed_now()}};
-    nlohmann::json state = {{"trainer", mine}, {"job", job}};
-    if (comm) state["ranks"] = std::vector<std::string>(rank_states.begin() + 1, rank_states.end());
-    nlohmann::json on_disk = state;
-    if (!saved_state.is_null()) on_disk["previous"] = saved_state;
-    write_file_atomic(run_dir->trainer_state(), on_disk.dump());
-    save(run_dir->latest_checkpoint());
-    saved_steps = trainer.env_steps();
-    saved_state = std::move(state);
-  };
-  EvalConfig eval_cfg;
-  eval_cfg.env_id = config.env.id;
-  eval_cfg.env_options.values = config.env.options;
-  eval_cfg.seed = derive_seed(config.run.seed, 0xe7a1);  // envs unseen by training
-  eval_cfg.deterministic = true;
-  auto evaluate = [&](int n_episodes, bool final_eval) {
-    eval_cfg.episodes = n_episodes;
-    eval_cfg.num_envs = std::min(n_episodes, 8);
-    EvalResult r;
-    if (!lead) {
-      // Rank 0 evaluates; the others hand it their trainer states and learn whether the target
-      // was reached (run.stop_at_target must stop every rank).
-      save_latest();
-      std::array<int64_t, 1> reached = {0};
-      comm->all_reduce_max(reached, "the evaluation's outcome");
-      if (reached[0] != 0 && !result.target_env_steps) result.target_env_steps = reached[0];
-      return r;
-    }
-    if (!options.make_env) {
-      r = evaluate_policy(trainer.spec(), trainer.policy_tensors(), eval_cfg);
-    } else if (auto env = options.make_env(eval_cfg.num_envs, false)) {
-      r = evaluate_policy(trainer.spec(), trainer.policy_tensors(), eval_cfg, *env);
-    } else {
-      spdlog::warn("no evaluation at {} env steps: the envs given cannot build evaluation envs",
-                   trainer.env_steps());
-      save_latest();
-      return r;
-    }
-    eval_log->row(trainer.env_steps(), r.mean_return(), r.std_return(), r.mean_length(),
-                  static_cast<int64_t>(r.returns.size()));
-    ++eval_rows;
-    if (tb) {
-      tb->scalar("eval/mean_reward", r.mean_return(), trainer.env_steps());
-      tb->scalar("eval/std_reward", r.std_return(), trainer.env_steps());
-      tb->scalar("eval/mean_ep_length", r.mean_length(), trainer.env_steps());
-      tb->flush();
-    }
-    // run.video_every_evals: every K-th evaluation and the final one film an episode (own RNG).
-    const int k = config.run.video_every_evals;
-    const auto video =
-        run_dir->path() / "videos" / fmt::format("rl-video-eval-{}.mp4", trainer.env_steps());
-    if (k > 0 && (final_eval || eval_rows % k == 0) && !options.make_env)
-      trainer.record_video(video, eval_cfg.seed);
-    else if (k > 0 && (final_eval || eval_rows % k == 0) && options.record_video)
-      record_video_with(options.record_video, trainer, video, eval_cfg.seed);
-    if (!best || r.mean_return() > *best) {
-      best = r.mean_return();
-      save(run_dir->best_checkpoint());
-    }
-    save_latest();
-    spdlog::info("eval at {} steps: return {:.2f} +- {:.2f} over {} episodes", trainer.env_steps(),
-                 r.mean_return(), r.std_return(), r.returns.size());
-    if (result.target && !result.target_env_steps && r.mean_return() >= *result.target) {
-      result.target_env_steps = trainer.env_steps();
-      result.target_seconds = elapsed_now();
-      spdlog::info("target {:.2f} reached at {} env steps, {:.1f} s (first evaluation >= target)",
-                   *result.target, *result.target_env_steps, result.target_seconds);
-    }
-    if (comm) {
-      std::array<int64_t, 1> reached = {result.target_env_steps.value_or(0)};
-      comm->all_reduce_max(reached, "the evaluation's outcome");
-    }
-    return r;
-  };
-
-  double last_print = -1;
-  if (lead) result.run_dir = run_dir->path();
-  const auto on_episode = [&](const EpisodeEnd& e) {
-    if (!lead) return;  // rank 0 receives every rank's episodes
-    monitor->episode(e.episode_return, e.length);
-    returns.push_back(e.episode_return);
-    lengths.push_back(e.length);
-    if (returns.size() > kReturnWindow) returns.pop_front(), lengths.pop_front();
-    ++episodes;
-  };
-  // One progress.csv row (and TensorBoard scalars, and now and then a progress line) per update.
-  const auto log_iteration = [&](const IterationStats& it) {
-    if (!lead) return;
-    const double elapsed = elapsed_now();
-    std::optional<double> rmean, rmin, rmax, lmean;
-    if (!returns.empty()) {
-      double s = 0, l = 0;
-      rmin = returns.front(), rmax = returns.front();
-      for (size_t i = 0; i < returns.size(); ++i) {
-        s += returns[i], l += lengths[i];
-        rmin = std::min(*rmin, returns[i]), rmax = std::max(*rmax, returns[i]);
-      }
-      rmean = s / static_cast<double>(returns.size());
-      lmean = l / static_cast<double>(lengths.size());
-    }
-    const auto& u = it.update;
-    const double fps = static_cast<double>(it.env_steps) / elapsed;
-    progress->row(it.env_steps, elapsed, fps, episodes, rmean, rmin, rmax, lmean, u.policy_loss,
-                  u.value_loss, u.entropy, u.approx_kl, u.clip_fraction, u.explained_variance,
-                  u.learning_rate, u.grad_norm, static_cast<int64_t>(u.skipped), it.act_seconds,
-                  it.learn_seconds, it.wait_seconds, static_cast<int64_t>(it.policy_lag));
-    ++progress_rows;
-    if (tb) {
-      // progress.csv's row under Stable-Baselines3's tags (SB3's entropy_loss is -entropy).
-      const int64_t s = it.env_steps;
-      if (rmean) {
-        tb->scalar("rollout/ep_rew_mean", *rmean, s);
-        tb->scalar("rollout/ep_len_mean", *lmean, s);
-        tb->scalar("recur/ep_rew_min", *rmin, s);
-        tb->scalar("recur/ep_rew_max", *rmax, s);
-      }
-      tb->scalar("train/policy_gradient_loss", u.policy_loss, s);
-      tb->scalar("train/value_loss", u.value_loss, s);
-      tb->scalar("train/entropy_loss", -u.entropy, s);
-      tb->scalar("train/approx_kl", u.approx_kl, s);
-      tb->scalar("train/clip_fraction", u.clip_fraction, s);
-      tb->scalar("train/explained_variance", u.explained_variance, s);
-      tb->scalar("train/learning_rate", u.learning_rate, s);
-      tb->scalar("time/fps", fps, s);
-      tb->scalar("recur/grad_norm", u.grad_norm, s);
-      tb->scalar("recur/skipped_minibatches", u.skipped, s);
-      tb->scalar("recur/act_time_s", it.act_seconds, s);
-      tb->scalar("recur/learn_time_s", it.learn_seconds, s);
-      tb->scalar("recur/wait_time_s", it.wait_seconds, s);
-      tb->scalar("recur/policy_lag", it.policy_lag, s);
-      if (comm) tb->scalar("recur/all_reduce_time_s", trainer.all_reduce_seconds(), s);
-      tb->flush();
-    }
-    if (elapsed - last_print >= 2.0 || trainer.done()) {
-      spdlog::info("{}",
-                   progress_line({it.env_steps, config.run.total_env_steps, fps, rmean, elapsed}));
-      last_print = elapsed;
-    }
-  };
-  // A non-finite loss, gradient or weight (agent/ppo/updater.h) ends the run without writing anything more: the
-  // latest checkpoint on disk stays the last good one, and the message says how to go on.
-  const auto explain_nonfinite = [&](const NonFiniteUpdate& e) {
-    if (!lead) return Error(e.what());
-    const auto latest = run_dir->latest_checkpoint();
-    if (saved_steps < 0)
-      return Error(fmt::format(
-          "{}\nThe run stopped before its first checkpoint; nothing was saved in {}. Start it "
-          "again with the changes above.",
-          e.what(), run_dir->path().string()));
-    return Error(fmt::format(
-        "{}\nThe run stopped; nothing was written after the last good checkpoint, {} ({} env "
-        "steps). Go on from it with: recur train --resume {} --set KEY=VALUE (e.g. "
-        "algo.learning_rate)",
-        e.what(), latest.string(), saved_steps, run_dir->path().string()));
-  };
-  // Async: the rollout collected during the last update is trained on before the trainer's
-  // state is saved (evaluations save it too), so that a resume continues exactly.
-  const auto settle = [&] {
-    if (!trainer.pending()) return;
-    try {
-      log_iteration(trainer.settle());
-    } catch (const NonFiniteUpdate& e) {
-      throw explain_nonfinite(e);
-    }
-  };
-  while (!trainer.done()) {
-    IterationStats it;
-    try {
-      it = trainer.iterate(on_episode);
-    } catch (const NonFiniteUpdate& e) {
-      throw explain_nonfinite(e);
-    }
-    log_iteration(it);
-    const bool collecting = trainer.env_steps() < config.run.total_env_steps;
-    if (next_eval > 0 && it.env_steps >= next_eval && collecting) {
-      settle();
-      evaluate(config.run.eval_episodes, false);
-      while (next_eval <= it.env_steps) next_eval += config.run.eval_every;
-      if (config.run.stop_at_target && result.target_env_steps) {
-        spdlog::info("run.stop_at_target: stopping at {} env steps", trainer.env_steps());
-        result.stopped_at_target = true;
-        break;
-      }
-    }
-    if (next_ckpt > 0 && it.env_steps >= next_ckpt) {
-      if (lead) save(run_dir->step_checkpoint(it.env_steps));
-      while (next_ckpt <= it.env_steps) next_ckpt += config.run.checkpoint_every;
-    }
-    bool stop = (options.stop_requested && options.stop_requested->load()) ||
-                (options.stop_at_env_steps > 0 && it.env_steps >= options.stop_at_env_steps);
-    if (comm) {
-      // A stop request (Ctrl-C or SIGTERM reach every rank through the launcher, but not on the
-      // same update) stops every rank at the same one.
-      std::array<int64_t, 1> any = {stop ? 1 : 0};
-      comm->all_reduce_max(any, "the stop check");
-      stop = any[0] != 0;
-    }
-    if (stop && !trainer.done()) {
-      settle();
-      save_latest();
-      if (lead)
-        spdlog::warn("interrupted at {} env steps: checkpoint written to {}", trainer.env_steps(),
-                     run_dir->latest_checkpoint().string());
-      result.interrupted = true;
-      break;
-    }
-  }
-  if (!result.interrupted) result.final_eval = evaluate(config.run.final_eval_episodes, true);
-  result.env_steps = trainer.env_steps();
-  result.seconds = elapsed_now();
-  result.all_reduce_seconds = trainer.all_reduce_seconds();
-  if (comm) {
-    result.rank = comm->rank();
-    result.world_size = comm->size();
-    if (lead)
-      spdlog::info("data-parallel: {:.2f} s of {:.1f} s in the gradient all-reduces ({:.1f}%)",
-                   result.all_reduce_seconds, result.seconds,
-                   100.0 * result.all_reduce_seconds / std::max(result.seconds, 1e-9));
-  }
-  return result;
+  return TrainJob(config, config_yaml, options).run();
 }
 
 }  // namespace recur::agent

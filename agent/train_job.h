@@ -1,8 +1,10 @@
-// A training job end to end: creates the run directory (resolved config.yaml, progress.csv,
-// monitor.csv, eval.csv, checkpoints/), runs the Trainer, evaluates on a schedule, keeps the
-// latest, best-by-eval and periodic checkpoints, prints a progress line, and ends with a final
-// deterministic evaluation. A stop request (Ctrl-C) finishes the current update, writes a
-// checkpoint and returns normally.
+// A training job end to end, whatever the algorithm (agent/algorithm.h): creates the run directory
+// (resolved config.yaml, progress.csv, monitor.csv, eval.csv, tb/, checkpoints/), runs the
+// algorithm, evaluates on a schedule, keeps the latest, best-by-eval and periodic checkpoints,
+// prints a progress line, and ends with a final deterministic evaluation. A stop request (Ctrl-C)
+// finishes the current update, writes a checkpoint and returns normally. The class behind
+// run_train_job is in train_job.cc; its parts: train_job_resume.cc (resume), train_job_log.cc
+// (progress.csv and TensorBoard from one table of columns).
 #pragma once
 
 #include <atomic>
@@ -15,6 +17,7 @@
 
 #include "agent/config/config.h"
 #include "agent/evaluator.h"
+#include "agent/training.h"
 #include "envs/batch_env.h"
 
 namespace recur::agent {
@@ -22,23 +25,6 @@ namespace recur::agent {
 namespace dist {
 class Communicator;
 }
-
-struct TrainJobResult {
-  std::filesystem::path run_dir;
-  int64_t env_steps = 0;
-  double seconds = 0;
-  bool interrupted = false;
-  EvalResult final_eval;  // empty when interrupted
-  // run.target_return, or the env's registered reward threshold; and the first evaluation that
-  // reached it (env steps, and wall seconds since the run began, evaluations included).
-  std::optional<double> target;
-  std::optional<int64_t> target_env_steps;
-  double target_seconds = 0;
-  bool stopped_at_target = false;  // run.stop_at_target ended the run early
-  int rank = 0;                    // of a data-parallel run (0 on one process): only rank 0
-  int world_size = 1;              // has run_dir and final_eval
-  double all_reduce_seconds = 0;   // in the gradient all-reduces
-};
 
 struct TrainJobOptions {
   std::string name = "run";  // the run directory is <output_dir>/<name>-<time>
@@ -67,8 +53,10 @@ struct TrainJobOptions {
 };
 
 // `config_yaml` is the resolved config written into a new run directory. Resuming continues
-// from the run's latest checkpoint and trainer_state.json, and produces exactly the rows and
-// checkpoints an uninterrupted run would have produced.
+// from the run's latest checkpoint and trainer state (agent/resume_state.h) and, for envs whose
+// state can be saved, produces exactly the rows, evaluations, checkpoints and time to target an
+// uninterrupted run would have produced. Resuming a run that is complete (its final evaluation
+// written, run.total_env_steps reached) writes nothing and returns already_complete.
 TrainJobResult run_train_job(const TrainConfig& config, const std::string& config_yaml,
                              const TrainJobOptions& options);
 

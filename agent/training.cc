@@ -142,18 +142,7 @@ TrainResult run(const TrainConfig& config, const std::string& name, const TrainO
     comm->abort(dynamic_cast<const Error*>(&e) != nullptr ? 2 : 3);
   }
   TrainResult result;
-  result.run_dir = r.run_dir;
-  result.env_steps = r.env_steps;
-  result.seconds = r.seconds;
-  result.interrupted = r.interrupted;
-  result.final_eval = r.final_eval;
-  result.target = r.target;
-  result.target_env_steps = r.target_env_steps;
-  result.target_seconds = r.target_seconds;
-  result.stopped_at_target = r.stopped_at_target;
-  result.rank = r.rank;
-  result.world_size = r.world_size;
-  result.all_reduce_seconds = r.all_reduce_seconds;
+  static_cast<TrainJobResult&>(result) = std::move(r);
   result.config = config;
   return result;
 }

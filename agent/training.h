@@ -54,24 +54,35 @@ struct TrainOptions {
   int64_t stop_at_env_steps = 0;  // stop like Ctrl-C once reached (0: run.total_env_steps only)
 };
 
-// What a training job did (agent/train_job.h's TrainJobResult, with the config that ran).
-struct TrainResult {
+// What a training job did.
+struct TrainJobResult {
   std::filesystem::path run_dir;
   int64_t env_steps = 0;
-  double seconds = 0;        // wall time of this call
+  double seconds = 0;        // wall time of training, over every segment (resumes) of the run
   bool interrupted = false;  // stopped by Ctrl-C or stop_requested; resume with resume_dir
   EvalResult final_eval;     // the final deterministic evaluation; empty when interrupted
   // The time to target: run.target_return, or the env's registered reward threshold; and the
-  // first evaluation that reached it (env steps, and wall seconds since the run began).
+  // first evaluation that reached it: its env step, and the wall seconds of training before it
+  // (over every segment, so a resumed run reports the same step as an uninterrupted one).
   std::optional<double> target;
   std::optional<int64_t> target_env_steps;
   double target_seconds = 0;
   bool stopped_at_target = false;  // run.stop_at_target ended the run there
+  // Wall seconds of each process that trained the run: one for a run never resumed; the last is
+  // this call's.
+  std::vector<double> segments;
+  // A resume of a run that was already complete: nothing was trained or written.
+  bool already_complete = false;
   // A data-parallel run (dist.backend: mpi): this process's rank and the number of ranks. Only
   // rank 0 has run_dir and final_eval; env_steps and the target count every rank's steps.
   int rank = 0, world_size = 1;
   double all_reduce_seconds = 0;  // in the gradient all-reduces (0 on one process)
-  TrainConfig config;             // resolved: what the run directory's config.yaml records
+};
+
+// What train() did: the job's result and the config that ran (resolved: what the run
+// directory's config.yaml records).
+struct TrainResult : TrainJobResult {
+  TrainConfig config;
 };
 
 // The config a train() call would run: `config_file` (or resume_dir/config.yaml) with the

@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
-tools/build.sh
+RECUR_BUILD_TARGETS=recur tools/build.sh
 exec build/tools/recur train configs/cartpole_novel.yaml "$@"

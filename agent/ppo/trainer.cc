@@ -9,42 +9,11 @@
 #include <thread>
 
 #include "agent/dist/communicator.h"
-#include "agent/record/recorder.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "envs/vector_env.h"
 
 namespace recur::agent {
-
-policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& observation,
-                                    const envs::Space& action) {
-  RECUR_CHECK(!observation.is_discrete() && observation.shape().size() == 1,
-              "observation space {} is not supported: recur's policies take a flat Box",
-              observation.to_string());
-  policy::PolicySpec s;
-  s.obs_dim = observation.flat_size();
-  if (action.is_discrete()) {
-    s.action_kind = policy::ActionKind::kDiscrete;
-    s.action_dim = static_cast<int>(action.n());
-  } else {
-    s.action_kind = policy::ActionKind::kContinuous;
-    s.action_dim = action.flat_size();
-  }
-  s.encoder = c.encoder;
-  s.head = c.head;
-  s.activation = policy::parse_activation(c.activation);
-  s.cell = policy::parse_cell_type(c.core);
-  s.hidden = c.hidden;
-  s.layers = c.layers;
-  s.cell_clip = c.cell_clip;
-  s.shared_core = c.shared_core;
-  s.log_std_init = c.log_std_init;
-  s.forget_bias = c.forget_bias;
-  s.actor_gain = c.actor_gain;
-  s.critic_gain = c.critic_gain;
-  s.validate();
-  return s;
-}
 
 namespace {
 // device.actor / device.learner against this build and machine; auto is logged with its reason.
@@ -66,8 +35,8 @@ policy::Placement placement(const std::string& key, const std::string& value, co
 }
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env,
-                 dist::Communicator* comm)
+PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env,
+                       dist::Communicator* comm)
     : config_(config),
       comm_(comm != nullptr && comm->size() > 1 ? comm : nullptr),
       venv_(std::move(env)) {
@@ -128,17 +97,17 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env,
                  (comm_ ? comm_->size() : 1));
 }
 
-IterationStats Trainer::iterate(const std::function<void(const EpisodeEnd&)>& on_episode) {
+Iteration PpoTrainer::iterate(const std::function<void(const EpisodeEnd&)>& on_episode) {
   if (!config_.algo.async) return iterate_sync(on_episode);
   return iterate_async(on_episode, true);
 }
 
-IterationStats Trainer::settle() {
+Iteration PpoTrainer::settle() {
   RECUR_ASSERT(pending_);
   return iterate_async({}, false);
 }
 
-double Trainer::collect_into(int slot) {
+double PpoTrainer::collect_into(int slot) {
   const auto t0 = std::chrono::steady_clock::now();
   auto& ends = ends_[slot];
   ends.clear();
@@ -160,7 +129,7 @@ double Trainer::collect_into(int slot) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void Trainer::agree_on_current_statistics() {
+void PpoTrainer::agree_on_current_statistics() {
   if (!comm_) return;
   const auto& norm = actor_->normalizer();
   agreed_obs_ = dist::Moments(norm.dim());
@@ -178,7 +147,7 @@ void Trainer::agree_on_current_statistics() {
   loop_->reward_delta().clear();
 }
 
-void Trainer::merge_collection(int slot) {
+void PpoTrainer::merge_collection(int slot) {
   const int64_t local = static_cast<int64_t>(rollouts_[slot].T) * config_.env.num_envs;
   if (preempt_) comm_->end_round(round_++, "the preemption round");
   if (!comm_) {
@@ -225,23 +194,27 @@ void Trainer::merge_collection(int slot) {
     }
 }
 
-double Trainer::all_reduce_seconds() const {
+double PpoTrainer::all_reduce_seconds() const {
   return ppo_->all_reduce_seconds();
 }
 
-void Trainer::learn_from(int slot, IterationStats& it) {
+void PpoTrainer::learn_from(int slot, Iteration& it) {
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t steps = rollout_env_steps_[slot];
   const double progress =
       static_cast<double>(steps) / static_cast<double>(config_.run.total_env_steps);
   it.policy_lag = static_cast<int>(learner_version_ - rollout_version_[slot]);
-  it.update = ppo_->update(rollouts_[slot], progress, steps, it.policy_lag);
+  last_update_ = ppo_->update(rollouts_[slot], progress, steps, it.policy_lag);
+  const UpdateStats& u = last_update_;
+  it.metrics = {u.policy_loss,   u.value_loss,    u.entropy,
+                u.approx_kl,     u.clip_fraction, u.explained_variance,
+                u.learning_rate, u.grad_norm,     static_cast<double>(u.skipped)};
   ++learner_version_;
   it.learn_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-IterationStats Trainer::iterate_sync(const std::function<void(const EpisodeEnd&)>& on_episode) {
-  IterationStats it;
+Iteration PpoTrainer::iterate_sync(const std::function<void(const EpisodeEnd&)>& on_episode) {
+  Iteration it;
   it.act_seconds = collect_into(0);
   merge_collection(0);
   for (const auto& e : ends_[0]) {
@@ -258,10 +231,10 @@ IterationStats Trainer::iterate_sync(const std::function<void(const EpisodeEnd&)
   return it;
 }
 
-IterationStats Trainer::iterate_async(const std::function<void(const EpisodeEnd&)>& on_episode,
-                                      bool may_collect) {
+Iteration PpoTrainer::iterate_async(const std::function<void(const EpisodeEnd&)>& on_episode,
+                                    bool may_collect) {
   using Clock = std::chrono::steady_clock;
-  IterationStats it;
+  Iteration it;
   auto deliver = [&](int slot) {
     for (const auto& e : ends_[slot]) {
       ++it.episodes;
@@ -318,27 +291,25 @@ IterationStats Trainer::iterate_async(const std::function<void(const EpisodeEnd&
   return it;
 }
 
-policy::TensorMap Trainer::policy_tensors() const {
+const std::vector<MetricColumn>& PpoTrainer::metric_columns() const {
+  static const std::vector<MetricColumn> columns = {
+      {"policy_loss", "train/policy_gradient_loss"},
+      {"value_loss", "train/value_loss"},
+      {"entropy", "train/entropy_loss", -1},  // SB3 logs -entropy
+      {"approx_kl", "train/approx_kl"},
+      {"clip_fraction", "train/clip_fraction"},
+      {"explained_variance", "train/explained_variance"},
+      {"learning_rate", "train/learning_rate"},
+      {"grad_norm", "recur/grad_norm"},
+      {"skipped_updates", "recur/skipped_minibatches", 1, true}};
+  return columns;
+}
+
+policy::TensorMap PpoTrainer::policy_tensors() const {
   policy::TensorMap t = ppo_->engine().to_tensors();
   const auto norm = actor_->normalizer().to_tensors("obs_norm.");
   t.insert(norm.begin(), norm.end());
   return t;
-}
-
-bool Trainer::record_video(const std::filesystem::path& path, uint64_t eval_seed) const {
-  try {
-    Options env_options;
-    env_options.values = config_.env.options;
-    env_options.source =
-        config_.env.options_source.empty() ? "env.options" : config_.env.options_source;
-    const double r = record::record_eval_video(spec_, policy_tensors(), config_.env.id, env_options,
-                                               eval_seed, true, path.string());
-    spdlog::info("video {} (return {:.2f})", path.string(), r);
-    return true;
-  } catch (const std::exception& e) {
-    spdlog::warn("no video at {} env steps: {}", env_steps(), e.what());
-    return false;
-  }
 }
 
 }  // namespace recur::agent

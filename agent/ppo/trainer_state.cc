@@ -1,4 +1,4 @@
-// Trainer::save_state / restore_state: the resume state of a run as JSON (read back by
+// PpoTrainer::save_state / restore_state: the resume state of a run as JSON (read back by
 // agent/ppo/trainer_state_parse.cc).
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -23,7 +23,7 @@ json array(const V& v) {
 }
 }  // namespace
 
-std::string Trainer::save_state() const {
+AlgorithmState PpoTrainer::save_state() const {
   json j;
   RECUR_ASSERT(!pending_);  // async: settle() first, the pending rollout is not saved
   j["format"] = "recur.trainer_state/1";
@@ -69,11 +69,14 @@ std::string Trainer::save_state() const {
   json adam = json::object();
   for (const auto& [name, t] : ppo_->engine().optimizer_tensors()) adam[name] = t.data;
   j["adam"] = adam;
-  return j.dump();
+  return {j.dump(), {}};
 }
 
-void Trainer::restore_state(const std::string& text, const policy::TensorMap& tensors) {
-  const TrainerState t = parse_trainer_state(text);
+void PpoTrainer::restore_state(const AlgorithmState& state, const policy::TensorMap& tensors) {
+  RECUR_CHECK(state.tensors.empty(),
+              "trainer state does not fit this run: it holds {} tensors, PPO saves none",
+              state.tensors.size());
+  const TrainerState t = parse_trainer_state(state.json);
   const int world = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
   RECUR_CHECK(t.world_size == world && t.rank == rank,
               "trainer state does not fit this run: it was saved by rank {} of a {}-rank run, and "

@@ -1,18 +1,11 @@
-// The resume state of a run as read back from its run directory (RunDir::trainer_state()):
-//
-//   {"trainer": "<rank 0's Trainer::save_state() text>",
-//    "ranks":   ["<rank 1's>", ...],                     (data-parallel runs only)
-//    "job":     {"env_steps", "returns", "lengths", "episodes", "progress_rows", "eval_rows",
-//                "next_eval", "next_ckpt", "best", "elapsed"}}
-//
-// where each rank's text is itself JSON (format "recur.trainer_state/1", Trainer::save_state).
-// The parse_* functions turn that text into plain values, checking every type and range, and
-// throw recur::Error on anything else (never a JSON library exception, never a value cast out of
-// range); Trainer::restore_state and the train job then check that the values fit the run.
+// PPO's resume state (PpoTrainer::save_state's JSON text, format "recur.trainer_state/1") read
+// back into plain values. The run's resume file that holds it, one per rank, beside the job's
+// counters, is agent/resume_state.h. parse_trainer_state checks every type and range and throws
+// recur::Error on anything else (never a JSON library exception, never a value cast out of range);
+// PpoTrainer::restore_state then checks that the values fit the run.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -48,24 +41,5 @@ struct TrainerState {
 
 // Trainer::save_state() text -> values; recur::Error naming what is missing or malformed.
 TrainerState parse_trainer_state(const std::string& text);
-
-// The train job's counters, saved beside the trainer state.
-struct JobState {
-  int64_t env_steps = 0;
-  std::deque<double> returns;  // the last episodes' returns and lengths (progress statistics)
-  std::deque<int> lengths;
-  int64_t episodes = 0, progress_rows = 0, eval_rows = 0;
-  int64_t next_eval = -1, next_ckpt = -1;  // -1: none
-  std::optional<double> best;
-  double elapsed = 0;  // seconds
-};
-
-struct ResumeState {
-  std::vector<std::string> trainer_states;  // one per rank, rank 0 first (parse_trainer_state)
-  JobState job;
-};
-
-// The whole file's text -> values; `where` names the file in messages.
-ResumeState parse_resume_state(const std::string& text, const std::string& where);
 
 }  // namespace recur::agent

@@ -1,12 +1,12 @@
-// Reading the resume state back (trainer_state.h); the writers are Trainer::save_state and the
-// train job. nlohmann's get<T>() casts a float to an integer type without a range check (undefined
-// behaviour for 1e300, found by tools/fuzz/trainer_state_fuzzer), so numbers go through the
-// checked readers below; any other JSON exception becomes a recur::Error naming the file.
+// Reading PPO's trainer state back (trainer_state.h); the writer is PpoTrainer::save_state.
+// Numbers go through agent/json_read.h's checked readers; any other JSON exception becomes a
+// recur::Error.
 #include <cmath>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
+#include "agent/json_read.h"
 #include "agent/ppo/trainer_state.h"
 #include "core/error.h"
 
@@ -14,33 +14,11 @@ namespace recur::agent {
 namespace {
 using nlohmann::json;
 
-// An integer in [lo, hi]: JSON integers only (the writers never write 3.0 for a count).
-int64_t integer(const json& j, const char* what, int64_t lo = std::numeric_limits<int64_t>::min(),
-                int64_t hi = std::numeric_limits<int64_t>::max()) {
-  RECUR_CHECK(j.is_number_integer(), "{} is {}, not an integer", what, j.dump());
-  RECUR_CHECK(!j.is_number_unsigned() || j.get<uint64_t>() <= static_cast<uint64_t>(hi),
-              "{} = {} is out of range", what, j.dump());
-  const int64_t v = j.get<int64_t>();
-  RECUR_CHECK(v >= lo && v <= hi, "{} = {} is out of range [{}, {}]", what, v, lo, hi);
-  return v;
-}
-uint64_t unsigned64(const json& j, const char* what) {
-  RECUR_CHECK(j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() >= 0),
-              "{} is {}, not an unsigned integer", what, j.dump());
-  return j.get<uint64_t>();
-}
-double real(const json& j, const char* what) {
-  RECUR_CHECK(j.is_number(), "{} is {}, not a number", what, j.dump());
-  return j.get<double>();
-}
-bool boolean(const json& j, const char* what) {
-  RECUR_CHECK(j.is_boolean(), "{} is {}, not true or false", what, j.dump());
-  return j.get<bool>();
-}
-const json& array(const json& j, const char* what) {
-  RECUR_CHECK(j.is_array(), "{} is {}, not a list", what, j.dump());
-  return j;
-}
+using json_read::array;
+using json_read::boolean;
+using json_read::integer;
+using json_read::real;
+using json_read::unsigned64;
 
 std::vector<double> reals(const json& j, const char* what) {
   std::vector<double> out;
@@ -125,47 +103,6 @@ TrainerState parse_trainer_state(const std::string& text) {
     throw Error(fmt::format("trainer state does not fit this run: {}", e.what()));
   }
   return t;
-}
-
-ResumeState parse_resume_state(const std::string& text, const std::string& where) {
-  const json state = json::parse(text, nullptr, false);
-  RECUR_CHECK(!state.is_discarded() && state.is_object() && state.contains("trainer") &&
-                  state.contains("job"),
-              "{} is not a valid trainer state; start a new run", where);
-  ResumeState r;
-  try {
-    RECUR_CHECK(state["trainer"].is_string(), "trainer is {}, not a string",
-                state["trainer"].dump());
-    r.trainer_states.push_back(state["trainer"].get<std::string>());
-    if (state.contains("ranks")) {
-      for (const json& s : array(state["ranks"], "ranks")) {
-        RECUR_CHECK(s.is_string(), "ranks[] is {}, not a string", s.dump());
-        r.trainer_states.push_back(s.get<std::string>());
-      }
-    }
-    const json& job = state["job"];
-    JobState& o = r.job;
-    o.env_steps = integer(job.at("env_steps"), "job.env_steps", 0);
-    for (const json& x : array(job.at("returns"), "job.returns"))
-      o.returns.push_back(real(x, "job.returns"));
-    for (const json& x : array(job.at("lengths"), "job.lengths"))
-      o.lengths.push_back(
-          static_cast<int>(integer(x, "job.lengths", 0, std::numeric_limits<int>::max())));
-    o.episodes = integer(job.at("episodes"), "job.episodes", 0);
-    o.progress_rows = integer(job.at("progress_rows"), "job.progress_rows", 0);
-    o.eval_rows = integer(job.at("eval_rows"), "job.eval_rows", 0);
-    o.next_eval = integer(job.at("next_eval"), "job.next_eval", -1);
-    o.next_ckpt = integer(job.at("next_ckpt"), "job.next_ckpt", -1);
-    if (!job.at("best").is_null()) o.best = real(job["best"], "job.best");
-    o.elapsed = real(job.at("elapsed"), "job.elapsed");
-  } catch (const json::exception& e) {
-    throw Error(
-        fmt::format("{} is not a valid trainer state ({}); start a new run", where, e.what()));
-  } catch (const Error& e) {
-    throw Error(
-        fmt::format("{} is not a valid trainer state ({}); start a new run", where, e.what()));
-  }
-  return r;
 }
 
 }  // namespace recur::agent

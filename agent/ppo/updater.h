@@ -13,6 +13,7 @@
 #include <vector>
 #include "policy/aligned.h"
 
+#include "agent/algorithm.h"
 #include "agent/config/config.h"
 #include "agent/ppo/engine.h"
 #include "agent/rollout.h"
@@ -22,12 +23,7 @@
 
 namespace recur::agent {
 
-// A non-finite loss, gradient or parameter ended the update: the trainer's weights are those of
-// before the offending step (or non-finite parameters, which the job never saves).
-class NonFiniteUpdate : public Error {
- public:
-  using Error::Error;
-};
+// NonFiniteUpdate (agent/algorithm.h): a non-finite loss, gradient or parameter ended the update.
 
 struct UpdateStats {
   double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;

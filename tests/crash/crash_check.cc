@@ -291,6 +291,20 @@ int check_dataset(const fs::path& root, const std::string& id, bool no_temps) {
   return failures == 0 ? 0 : 1;
 }
 
+// Prints a run's TensorBoard scalars as "step tag value" lines sorted by step then tag, without the
+// wall-clock ones (time/fps, recur/*_time_s), so that two runs' files can be compared with diff.
+int print_scalars(const std::filesystem::path& dir) {
+  std::vector<std::string> lines;
+  for (const auto& e : recur::agent::read_tensorboard_scalars(dir)) {
+    if (e.tag == "time/fps" || (e.tag.starts_with("recur/") && e.tag.ends_with("_time_s")))
+      continue;
+    lines.push_back(fmt::format("{:012d} {} {:.9g}", e.step, e.tag, e.value));
+  }
+  std::sort(lines.begin(), lines.end());
+  for (const auto& l : lines) fmt::print("{}\n", l);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -312,6 +326,7 @@ int main(int argc, char** argv) {
       if (flag("--no-temps")) check_no_temps(args[1], false);
       return failures == 0 ? 0 : 1;
     }
+    if (args.size() >= 2 && args[0] == "scalars") return print_scalars(args[1]);
     if (args.size() >= 3 && args[0] == "dataset")
       return check_dataset(args[1], args[2], flag("--no-temps"));
   } catch (const std::exception& e) {
@@ -320,6 +335,6 @@ int main(int argc, char** argv) {
   }
   fmt::print(stderr,
              "usage: crash_check run DIR [--finished] [--stride N] | videos DIR [--no-temps] | "
-             "dataset ROOT ID [--no-temps]\n");
+             "dataset ROOT ID [--no-temps] | scalars RUN_DIR/tb\n");
   return 2;
 }

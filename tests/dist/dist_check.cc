@@ -33,8 +33,8 @@
 #include "agent/config/config.h"
 #include "agent/dist/communicator.h"
 #include "agent/dist/rank_checks.h"
-#include "agent/ppo/updater.h"
 #include "agent/ppo/trainer.h"
+#include "agent/ppo/updater.h"
 #include "envs/vector_env.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"
@@ -78,7 +78,7 @@ agent::TrainConfig small_config(bool async) {
 int identical(dist::Communicator& comm, bool async) {
   const int rank = comm.rank(), world = comm.size();
   const agent::TrainConfig c = small_config(async);
-  agent::Trainer trainer(c, nullptr, &comm);
+  agent::PpoTrainer trainer(c, nullptr, &comm);
   const std::string start = dist::fingerprint(trainer.policy_tensors());
   expect(same_everywhere(comm, start), rank, "the same initial weights on every rank");
   constexpr int kUpdates = 5;
@@ -88,7 +88,7 @@ int identical(dist::Communicator& comm, bool async) {
   expect(after != start, rank, "the weights changed");
   expect(same_everywhere(comm, after), rank,
          "bit-identical weights and normalizer statistics on every rank after the updates");
-  const auto state = nlohmann::json::parse(trainer.save_state());
+  const auto state = nlohmann::json::parse(trainer.save_state().json);
   expect(same_everywhere(comm, state.at("adam").dump()), rank,
          "bit-identical Adam moments and step count on every rank");
   expect(same_everywhere(comm, state.at("reward_norm").at("var").dump()), rank,
@@ -143,7 +143,7 @@ int preempt(dist::Communicator& comm) {
   std::unique_ptr<envs::BatchEnv> env;
   if (rank == 1)
     env = std::make_unique<SlowEnv>(std::make_unique<envs::VectorEnv>(c.env.id, c.env.num_envs));
-  agent::Trainer trainer(c, std::move(env), &comm);
+  agent::PpoTrainer trainer(c, std::move(env), &comm);
   constexpr int kUpdates = 6;
   for (int k = 0; k < kUpdates; ++k) trainer.iterate({});
   const int64_t full = int64_t{kUpdates} * c.algo.rollout_steps * c.env.num_envs * world;
@@ -153,7 +153,7 @@ int preempt(dist::Communicator& comm) {
              std::to_string(collected) + " of " + std::to_string(full) + " env steps)");
   expect(same_everywhere(comm, dist::fingerprint(trainer.policy_tensors())), rank,
          "bit-identical weights and normalizer statistics with rollouts of unequal length");
-  const auto state = nlohmann::json::parse(trainer.save_state());
+  const auto state = nlohmann::json::parse(trainer.save_state().json);
   const double count = state.at("obs_norm").at("count").get<double>();
   expect(std::abs(count - 1e-4 - static_cast<double>(collected)) < 1e-6, rank,
          "the observation statistics count every collected observation once");

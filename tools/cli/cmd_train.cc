@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "agent/config/yaml.h"
 #include "agent/training.h"
@@ -41,7 +42,12 @@ void add_train_command(CLI::App& app, int& exit_code) {
     const agent::TrainResult result = agent::train(args->config, args->options);
     exit_code = 0;
     if (result.rank != 0) return;  // a data-parallel run: rank 0 reports for all
-    if (result.interrupted) {
+    if (result.already_complete) {
+      fmt::print(
+          "{} is complete: {} env steps, final evaluation in its eval.csv; nothing was "
+          "written (set a larger run.total_env_steps to train on)\n",
+          result.run_dir.string(), result.env_steps);
+    } else if (result.interrupted) {
       fmt::print("interrupted after {} env steps; run directory {}\n", result.env_steps,
                  result.run_dir.string());
     } else {
@@ -51,6 +57,12 @@ void add_train_command(CLI::App& app, int& exit_code) {
           "length {:.1f}\n{} env steps in {:.1f} s; run directory {}\n",
           result.config.env.id, e.returns.size(), e.mean_return(), e.std_return(), e.mean_length(),
           result.env_steps, result.seconds, result.run_dir.string());
+    }
+    if (result.segments.size() > 1) {
+      std::string parts;
+      for (const double seconds : result.segments)
+        parts += fmt::format("{}{:.1f}", parts.empty() ? "" : " + ", seconds);
+      fmt::print("trained in {} segments (resumes): {} s\n", result.segments.size(), parts);
     }
     if (result.target && result.target_env_steps)
       fmt::print("target {:.2f} reached at {} env steps, {:.1f} s{}\n", *result.target,

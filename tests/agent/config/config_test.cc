@@ -306,7 +306,7 @@ TEST_CASE("every shipped config loads, validates and builds its trainer") {
     }
     // The trainer makes the envs and the policy: an env id or option the registry refuses, or a
     // policy the spaces cannot take, fails here.
-    CHECK_NOTHROW(recur::agent::Trainer{c});
+    CHECK_NOTHROW(recur::agent::PpoTrainer{c});
     ++n;
   }
   CHECK(n >= 10);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "agent/config/yaml.h"
-#include "agent/train_job.h"
 #include "agent/ppo/trainer.h"
+#include "agent/train_job.h"
 #include "tests/temp_dir.h"
 
 using namespace recur;
@@ -40,8 +40,8 @@ struct Trace {
   policy::TensorMap weights;
 };
 
-Trace train(const agent::TrainConfig& c) {
-  agent::Trainer t(c);
+Trace train_trace(const agent::TrainConfig& c) {
+  agent::PpoTrainer t(c);
   Trace out;
   while (!t.done()) {
     const auto it =
@@ -64,8 +64,8 @@ bool same_weights(const policy::TensorMap& a, const policy::TensorMap& b) {
 
 TEST_CASE(
     "async: every rollout is trained once, by weights one update newer than those that acted") {
-  const Trace sync = train(small(false));
-  const Trace async = train(small(true));
+  const Trace sync = train_trace(small(false));
+  const Trace async = train_trace(small(true));
   // 6 rollouts of 64 steps either way: 6 updates.
   CHECK(sync.lags == std::vector<int>(6, 0));
   CHECK(sync.versions == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
@@ -92,24 +92,24 @@ TEST_CASE("async: the anchor takes the ratio against the learner's policy at the
     c.algo.epochs = 1;
     c.algo.num_minibatches = 1;
     c.algo.async_anchor = anchor;
-    agent::Trainer t(c);
+    agent::PpoTrainer t(c);
     double kl_after_first = 0;
     while (!t.done()) {
       const auto it = t.iterate(nullptr);
       if (it.policy_lag == 0) continue;
       if (anchor) {
-        CHECK(it.update.approx_kl == 0.0);
-        CHECK(it.update.clip_fraction == 0.0);
+        CHECK(t.last_update().approx_kl == 0.0);
+        CHECK(t.last_update().clip_fraction == 0.0);
       }
-      kl_after_first += std::abs(it.update.approx_kl);
+      kl_after_first += std::abs(t.last_update().approx_kl);
     }
     if (!anchor) CHECK(kl_after_first > 0.0);
   }
 }
 
 TEST_CASE("async: runs repeat exactly (the threads share no state while both run)") {
-  const Trace a = train(small(true));
-  const Trace b = train(small(true));
+  const Trace a = train_trace(small(true));
+  const Trace b = train_trace(small(true));
   CHECK(same_weights(a.weights, b.weights));
   CHECK(a.returns == b.returns);
 }

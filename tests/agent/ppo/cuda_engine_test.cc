@@ -234,7 +234,7 @@ TEST_CASE("a policy trained on the GPU evaluates on the CPU and vice versa") {
     c.run.total_env_steps = 1024;
     c.device.actor = train_device;
     c.device.learner = train_device;
-    agent::Trainer trainer(c);
+    agent::PpoTrainer trainer(c);
     while (!trainer.done()) trainer.iterate(nullptr);
     const policy::TensorMap tensors = trainer.policy_tensors();
     agent::EvalConfig e;

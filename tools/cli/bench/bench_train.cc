@@ -56,7 +56,7 @@ std::vector<TrainBenchRow> bench_train(const agent::TrainConfig& config, int upd
       // the LR schedule sees the same horizon in both modes.
       const int64_t per_update = static_cast<int64_t>(c.env.num_envs) * c.algo.rollout_steps;
       c.run.total_env_steps = std::max(c.run.total_env_steps, per_update * (updates + 3));
-      agent::Trainer trainer(c);
+      agent::PpoTrainer trainer(c);
       const auto warm = trainer.iterate(nullptr);  // first-touch allocations, the pipeline's fill
       TrainBenchRow row;
       row.devices = fmt::format("{}/{}", policy::to_string(trainer.actor_device()),

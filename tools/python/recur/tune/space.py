@@ -1,5 +1,5 @@
 """recur tune's search spaces: the YAML file (docs/TUNING.md), its checks, and the values it
-gives recur's config keys."""
+gives recur's config keys. Also TuneError, the tuner's bad input (exit 2)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ from typing import Any
 
 import yaml
 
-try:
-    from .overrides import yaml_value
-except ImportError:  # tune.py run as a script from the source tree (tools/cli/cmd_tune.cc)
-    from overrides import yaml_value
+from ..overrides import yaml_value
 
 SPACE_FIELDS = {
     "float": {"type", "low", "high", "log", "step", "one_minus"},
@@ -112,11 +109,13 @@ def load_space(path: pathlib.Path, algo_type: str | None = None) -> list[Param]:
     unknown = set(doc) - {"algo", "params"}
     if unknown:
         raise TuneError(
-            f"search space {where}: unknown top-level key(s) {sorted(unknown)}; allowed: algo, params"
+            f"search space {where}: unknown top-level key(s) {sorted(unknown)}; "
+            "allowed: algo, params"
         )
     if algo_type is not None and doc.get("algo") is not None and doc["algo"] != algo_type:
         raise TuneError(
-            f"search space {where}: written for algo {doc['algo']!r}, the config trains algo.type {algo_type!r}"
+            f"search space {where}: written for algo {doc['algo']!r}, the config trains "
+            f"algo.type {algo_type!r}"
         )
     params = []
     for key, entry in doc["params"].items():
@@ -134,7 +133,8 @@ def load_space(path: pathlib.Path, algo_type: str | None = None) -> list[Param]:
         extra = set(entry) - SPACE_FIELDS[kind]
         if extra:
             raise TuneError(
-                f"{at}: unknown field(s) {sorted(extra)} for type {kind}; allowed: {sorted(SPACE_FIELDS[kind])}"
+                f"{at}: unknown field(s) {sorted(extra)} for type {kind}; "
+                f"allowed: {sorted(SPACE_FIELDS[kind])}"
             )
         p = Param(key=key, kind=kind)
         if kind == "categorical":
@@ -199,7 +199,7 @@ def minibatch_fix(values: dict[str, Any], base: dict[str, Any]) -> dict[str, Any
 
 
 def check_space_values(params: list[Param], runner: Any, base: dict[str, Any], space: str) -> None:
-    """recur's own validation of the space's edges (runner: a tune.Runner): a dry run
+    """recur's own validation of the space's edges (runner: a runner.Runner): a dry run
     (--print-config) with every low, every high and every choice; one failing dry run is narrowed
     down to the entry that recur refuses."""
     probes = []
@@ -216,7 +216,8 @@ def check_space_values(params: list[Param], runner: Any, base: dict[str, Any], s
                 if res.returncode != 0:
                     msg = res.stderr.strip().removeprefix("error: ")
                     raise TuneError(
-                        f"search space {space}: entry {p.key!r}: recur refuses {p.key}={yaml_value(v)}: {msg}"
+                        f"search space {space}: entry {p.key!r}: recur refuses "
+                        f"{p.key}={yaml_value(v)}: {msg}"
                     )
         raise TuneError(
             f"search space {space}: recur refuses this combination of edge values: "

@@ -136,39 +136,43 @@ def load_space(path: pathlib.Path, algo_type: str | None = None) -> list[Param]:
                 f"{at}: unknown field(s) {sorted(extra)} for type {kind}; "
                 f"allowed: {sorted(SPACE_FIELDS[kind])}"
             )
-        p = Param(key=key, kind=kind)
-        if kind == "categorical":
-            choices = entry.get("choices")
-            if not isinstance(choices, list) or not choices:
-                raise TuneError(f"{at}: choices must be a non-empty list, got {choices!r}")
-            p.choices = choices
-            params.append(p)
-            continue
-        integer = kind == "int"
-        what = "an integer" if integer else "a finite number"
-        for field in ("low", "high"):
-            if field not in entry:
-                raise TuneError(f"{at}: missing '{field}' ({what})")
-            if not _number(entry[field], integer):
-                raise TuneError(f"{at}: {field} must be {what}, got {entry[field]!r}")
-        p.low, p.high = entry["low"], entry["high"]
-        if p.low > p.high:
-            raise TuneError(f"{at}: the range is empty: low {p.low!r} > high {p.high!r}")
-        p.log = entry.get("log", False)
-        if not isinstance(p.log, bool):
-            raise TuneError(f"{at}: log must be true or false, got {p.log!r}")
-        if p.log and p.low <= 0:
-            raise TuneError(f"{at}: log: true needs low > 0, got {p.low!r}")
-        p.step = entry.get("step")
-        if p.step is not None and (not _number(p.step, integer) or p.step <= 0):
-            raise TuneError(f"{at}: step must be {what} > 0, got {p.step!r}")
-        if p.step is not None and p.log:
-            raise TuneError(f"{at}: step and log: true cannot be combined")
-        p.one_minus = entry.get("one_minus", False)
-        if not isinstance(p.one_minus, bool):
-            raise TuneError(f"{at}: one_minus must be true or false, got {p.one_minus!r}")
-        params.append(p)
+        params.append(_param(at, key, kind, entry))
     return params
+
+
+def _param(at: str, key: str, kind: str, entry: dict[str, Any]) -> Param:
+    """One checked entry of the space (`at` names the file and the entry for messages)."""
+    p = Param(key=key, kind=kind)
+    if kind == "categorical":
+        choices = entry.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise TuneError(f"{at}: choices must be a non-empty list, got {choices!r}")
+        p.choices = choices
+        return p
+    integer = kind == "int"
+    what = "an integer" if integer else "a finite number"
+    for field in ("low", "high"):
+        if field not in entry:
+            raise TuneError(f"{at}: missing '{field}' ({what})")
+        if not _number(entry[field], integer):
+            raise TuneError(f"{at}: {field} must be {what}, got {entry[field]!r}")
+    p.low, p.high = entry["low"], entry["high"]
+    if p.low > p.high:
+        raise TuneError(f"{at}: the range is empty: low {p.low!r} > high {p.high!r}")
+    p.log = entry.get("log", False)
+    if not isinstance(p.log, bool):
+        raise TuneError(f"{at}: log must be true or false, got {p.log!r}")
+    if p.log and p.low <= 0:
+        raise TuneError(f"{at}: log: true needs low > 0, got {p.low!r}")
+    p.step = entry.get("step")
+    if p.step is not None and (not _number(p.step, integer) or p.step <= 0):
+        raise TuneError(f"{at}: step must be {what} > 0, got {p.step!r}")
+    if p.step is not None and p.log:
+        raise TuneError(f"{at}: step and log: true cannot be combined")
+    p.one_minus = entry.get("one_minus", False)
+    if not isinstance(p.one_minus, bool):
+        raise TuneError(f"{at}: one_minus must be true or false, got {p.one_minus!r}")
+    return p
 
 
 def flatten(doc: Any, prefix: str = "") -> dict[str, Any]:

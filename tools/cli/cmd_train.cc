@@ -1,6 +1,8 @@
 // `recur train CONFIG [--set k=v]... [--plugin PATH]... [--print-config]`: a training job from a
-// YAML config, through agent::train (agent/training.h), the call a program makes. Ctrl-C finishes
-// the current update, writes a checkpoint and exits 0.
+// YAML config, through agent::train (agent/training.h), the call a program makes. Ctrl-C
+// (SIGINT; SIGTERM too in a data-parallel rank) finishes the current update, writes a checkpoint
+// and exits 130, the shell's code for SIGINT (README, "Exit codes"): `recur tune` tells an
+// interrupted run by it.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -12,6 +14,9 @@
 #include "tools/cli/commands.h"
 
 namespace recur::cli {
+namespace {
+constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C, checkpoint written
+}  // namespace
 
 void add_train_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("train", "Train a recurrent policy from a YAML config");
@@ -40,7 +45,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
       return;
     }
     const agent::TrainResult result = agent::train(args->config, args->options);
-    exit_code = 0;
+    exit_code = result.interrupted ? kExitInterrupted : 0;
     if (result.rank != 0) return;  // a data-parallel run: rank 0 reports for all
     if (result.already_complete) {
       fmt::print(
@@ -48,8 +53,10 @@ void add_train_command(CLI::App& app, int& exit_code) {
           "written (set a larger run.total_env_steps to train on)\n",
           result.run_dir.string(), result.env_steps);
     } else if (result.interrupted) {
-      fmt::print("interrupted after {} env steps; run directory {}\n", result.env_steps,
-                 result.run_dir.string());
+      fmt::print(
+          "interrupted after {} env steps (exit {}); checkpoint written, resume with --resume "
+          "{}\n",
+          result.env_steps, kExitInterrupted, result.run_dir.string());
     } else {
       const auto& e = result.final_eval;
       fmt::print(
@@ -70,7 +77,6 @@ void add_train_command(CLI::App& app, int& exit_code) {
                  result.stopped_at_target ? " (run.stop_at_target: stopped there)" : "");
     else if (result.target)
       fmt::print("target {:.2f} not reached by any evaluation\n", *result.target);
-    exit_code = 0;
   });
 }
 

@@ -1,4 +1,4 @@
-"""`recur tune` (recur/tune.py): a tiny study that prunes a hopeless trial and writes best.yaml, a
+"""`recur tune` (recur/tune/): a tiny study that prunes a hopeless trial and writes best.yaml, a
 study killed mid-trial that resumes from its SQLite database, and bad input (exit 2)."""
 
 import csv
@@ -237,7 +237,7 @@ def test_overlapping_accept_seeds_exit_2(recur_cli, tmp_path):
 
 def test_cli_runs_the_source_tree_tuner_without_the_package(recur_cli, tmp_path):
     # An interpreter with Optuna but no recur package (a plain build tree): the tuner runs from
-    # tools/python/recur/tune.py as a script.
+    # tools/python/recur/tune/ without importing the recur package.
     env = tune_env()
     env.pop("PYTHONPATH", None)
     env["RECUR_PYTHON"] = sys.executable

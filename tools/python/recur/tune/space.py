@@ -1,5 +1,5 @@
 """recur tune's search spaces: the YAML file (docs/TUNING.md), its checks, and the values it
-gives recur's config keys."""
+gives recur's config keys. Also TuneError, the tuner's bad input (exit 2)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ from typing import Any
 
 import yaml
 
-try:
-    from .overrides import yaml_value
-except ImportError:  # tune.py run as a script from the source tree (tools/cli/cmd_tune.cc)
-    from overrides import yaml_value
+from ..overrides import yaml_value
 
 SPACE_FIELDS = {
     "float": {"type", "low", "high", "log", "step", "one_minus"},
@@ -112,11 +109,13 @@ def load_space(path: pathlib.Path, algo_type: str | None = None) -> list[Param]:
     unknown = set(doc) - {"algo", "params"}
     if unknown:
         raise TuneError(
-            f"search space {where}: unknown top-level key(s) {sorted(unknown)}; allowed: algo, params"
+            f"search space {where}: unknown top-level key(s) {sorted(unknown)}; "
+            "allowed: algo, params"
         )
     if algo_type is not None and doc.get("algo") is not None and doc["algo"] != algo_type:
         raise TuneError(
-            f"search space {where}: written for algo {doc['algo']!r}, the config trains algo.type {algo_type!r}"
+            f"search space {where}: written for algo {doc['algo']!r}, the config trains "
+            f"algo.type {algo_type!r}"
         )
     params = []
     for key, entry in doc["params"].items():
@@ -134,41 +133,46 @@ def load_space(path: pathlib.Path, algo_type: str | None = None) -> list[Param]:
         extra = set(entry) - SPACE_FIELDS[kind]
         if extra:
             raise TuneError(
-                f"{at}: unknown field(s) {sorted(extra)} for type {kind}; allowed: {sorted(SPACE_FIELDS[kind])}"
+                f"{at}: unknown field(s) {sorted(extra)} for type {kind}; "
+                f"allowed: {sorted(SPACE_FIELDS[kind])}"
             )
-        p = Param(key=key, kind=kind)
-        if kind == "categorical":
-            choices = entry.get("choices")
-            if not isinstance(choices, list) or not choices:
-                raise TuneError(f"{at}: choices must be a non-empty list, got {choices!r}")
-            p.choices = choices
-            params.append(p)
-            continue
-        integer = kind == "int"
-        what = "an integer" if integer else "a finite number"
-        for field in ("low", "high"):
-            if field not in entry:
-                raise TuneError(f"{at}: missing '{field}' ({what})")
-            if not _number(entry[field], integer):
-                raise TuneError(f"{at}: {field} must be {what}, got {entry[field]!r}")
-        p.low, p.high = entry["low"], entry["high"]
-        if p.low > p.high:
-            raise TuneError(f"{at}: the range is empty: low {p.low!r} > high {p.high!r}")
-        p.log = entry.get("log", False)
-        if not isinstance(p.log, bool):
-            raise TuneError(f"{at}: log must be true or false, got {p.log!r}")
-        if p.log and p.low <= 0:
-            raise TuneError(f"{at}: log: true needs low > 0, got {p.low!r}")
-        p.step = entry.get("step")
-        if p.step is not None and (not _number(p.step, integer) or p.step <= 0):
-            raise TuneError(f"{at}: step must be {what} > 0, got {p.step!r}")
-        if p.step is not None and p.log:
-            raise TuneError(f"{at}: step and log: true cannot be combined")
-        p.one_minus = entry.get("one_minus", False)
-        if not isinstance(p.one_minus, bool):
-            raise TuneError(f"{at}: one_minus must be true or false, got {p.one_minus!r}")
-        params.append(p)
+        params.append(_param(at, key, kind, entry))
     return params
+
+
+def _param(at: str, key: str, kind: str, entry: dict[str, Any]) -> Param:
+    """One checked entry of the space (`at` names the file and the entry for messages)."""
+    p = Param(key=key, kind=kind)
+    if kind == "categorical":
+        choices = entry.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise TuneError(f"{at}: choices must be a non-empty list, got {choices!r}")
+        p.choices = choices
+        return p
+    integer = kind == "int"
+    what = "an integer" if integer else "a finite number"
+    for field in ("low", "high"):
+        if field not in entry:
+            raise TuneError(f"{at}: missing '{field}' ({what})")
+        if not _number(entry[field], integer):
+            raise TuneError(f"{at}: {field} must be {what}, got {entry[field]!r}")
+    p.low, p.high = entry["low"], entry["high"]
+    if p.low > p.high:
+        raise TuneError(f"{at}: the range is empty: low {p.low!r} > high {p.high!r}")
+    p.log = entry.get("log", False)
+    if not isinstance(p.log, bool):
+        raise TuneError(f"{at}: log must be true or false, got {p.log!r}")
+    if p.log and p.low <= 0:
+        raise TuneError(f"{at}: log: true needs low > 0, got {p.low!r}")
+    p.step = entry.get("step")
+    if p.step is not None and (not _number(p.step, integer) or p.step <= 0):
+        raise TuneError(f"{at}: step must be {what} > 0, got {p.step!r}")
+    if p.step is not None and p.log:
+        raise TuneError(f"{at}: step and log: true cannot be combined")
+    p.one_minus = entry.get("one_minus", False)
+    if not isinstance(p.one_minus, bool):
+        raise TuneError(f"{at}: one_minus must be true or false, got {p.one_minus!r}")
+    return p
 
 
 def flatten(doc: Any, prefix: str = "") -> dict[str, Any]:
@@ -199,7 +203,7 @@ def minibatch_fix(values: dict[str, Any], base: dict[str, Any]) -> dict[str, Any
 
 
 def check_space_values(params: list[Param], runner: Any, base: dict[str, Any], space: str) -> None:
-    """recur's own validation of the space's edges (runner: a tune.Runner): a dry run
+    """recur's own validation of the space's edges (runner: a runner.Runner): a dry run
     (--print-config) with every low, every high and every choice; one failing dry run is narrowed
     down to the entry that recur refuses."""
     probes = []
@@ -216,7 +220,8 @@ def check_space_values(params: list[Param], runner: Any, base: dict[str, Any], s
                 if res.returncode != 0:
                     msg = res.stderr.strip().removeprefix("error: ")
                     raise TuneError(
-                        f"search space {space}: entry {p.key!r}: recur refuses {p.key}={yaml_value(v)}: {msg}"
+                        f"search space {space}: entry {p.key!r}: recur refuses "
+                        f"{p.key}={yaml_value(v)}: {msg}"
                     )
         raise TuneError(
             f"search space {space}: recur refuses this combination of edge values: "

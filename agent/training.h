@@ -12,7 +12,11 @@
 //   recur::agent::record_dataset(run.run_dir.string(), rec);
 //
 // Errors (bad config, unknown env, unwritable directory, ...) are recur::Error with a message
-// that names the file, key or path; nothing here exits the process.
+// that names the file, key or path; nothing here exits the process, with one exception: in a
+// data-parallel job (config `dist`, more than one rank) a rank whose train() fails logs why and
+// ends every rank of the job through MPI_Abort (exit status 2 for a recur::Error, 3 otherwise),
+// as does a rank that waits in a collective longer than dist.timeout_s, because the other ranks
+// may be blocked in a collective waiting for it (agent/dist/communicator.h).
 //
 // Ctrl-C: with TrainOptions::handle_sigint, the first SIGINT during train() finishes the current
 // update, writes a checkpoint and makes train() return with `interrupted` set (resume with

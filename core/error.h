@@ -5,10 +5,9 @@
 //                                        to do.
 //   RECUR_CHECK_ARG(cond, fmt, args...)  a bad argument to a library call (an action outside the
 //                                        space, a wrong buffer size): throws std::invalid_argument.
-//   RECUR_ASSERT(cond)                   an invariant of recur itself: throws recur::InternalError
-//   with
-//                                        file:line, because reaching it is a bug in recur, not in
-//                                        the input.
+//   RECUR_ASSERT(cond)                   an invariant of recur itself: throws
+//                                        recur::InternalError with file:line, because reaching it
+//                                        is a bug in recur, not in the input.
 //   CUDA_CHECK / CUDNN_CHECK / CUBLAS_CHECK(expr)
 //                                        wrap every call into those libraries; they throw
 //                                        recur::DeviceError with file:line and the library's own

@@ -9,7 +9,8 @@
 //   RECUR_ENV_PLUGIN("tmaze", "1.0", registrar) {
 //     registrar.add({.id = "TMaze-v0", .family = "memory", .max_episode_steps = 40,
 //                    .reward_threshold = 3.5, .summary = "...",
-//                    .factory = [](recur::OptionReader& o) { return std::make_unique<TMaze>(o);
+//                    .factory = [](recur::OptionReader& o) {
+//                      return std::make_unique<TMaze>(o);
 //                    }});
 //   }
 //

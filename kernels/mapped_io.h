@@ -3,13 +3,14 @@
 // engine, and the host learns that a step is done from a flag the last kernel writes into host
 // memory, instead of from cudaStreamSynchronize.
 //
-// Why: on the H100 (../shared/measurements/2026-11-23-h100/roundtrip-floor.txt) a pinned H2D
-// copy + a D2H copy + a stream sync alone took 24 us, more than the whole compute of a small
-// step: every memcpy-based step sits above that floor. A kernel reading mapped memory issues its
-// PCIe reads itself (no DMA descriptor set-up) and the host polls a word in its own memory.
-// Whether that is faster is measured by `recur bench rnn-gpu` / `recur bench devices`
-// (io=copy and io=mapped rows side by side); the copy path stays, and stays the default, until
-// a GPU run has shown which wins.
+// Why: on the H100 (docs/PERFORMANCE.md, "the first H100 run") a pinned H2D copy + a D2H copy +
+// a stream sync alone took 24 us, more than the whole compute of a small step: every memcpy-based
+// step sits above that floor. A kernel reading mapped memory issues its PCIe reads itself (no DMA
+// descriptor set-up) and the host polls a word in its own memory. `recur bench rnn-gpu` /
+// `recur bench devices` measure both (io=copy and io=mapped rows side by side): on an H200 the
+// mapped step took half the copy step's time at B 1 (15.7 against 31.5 us) and was faster at
+// every measured shape (docs/PERFORMANCE.md, "GPU, second run"). The copy path stays the
+// default after one card and one run.
 //
 // The protocol of one step:
 //   host:   writes the inputs (and a fresh sequence number) into the mapped input block,

@@ -23,7 +23,8 @@ enum PpoSum : int {
 };
 
 // adv[i] = (adv[i] - mean) / (std + 1e-8) in place, mean and the unbiased sample std (divisor
-// m - 1) in float64, as agent/ppo/updater.cc. Requires m > 1 (the caller skips normalization otherwise).
+// m - 1) in float64, as agent/ppo/updater.cc. Requires m > 1 (the caller skips normalization
+// otherwise).
 //   adv (m), scratch (kReductionScratch doubles)
 void launch_normalize_advantages(float* adv, int m, double* scratch, cudaStream_t stream);
 

@@ -5,9 +5,9 @@
 // buffers make results depend on values only.
 #pragma once
 
-#include <Eigen/Core>
-
 #include <vector>
+
+#include "policy/eigen.h"
 
 namespace recur::policy {
 

@@ -7,7 +7,7 @@
 //   bias_hh_l{k}    (G*H)         cuDNN's b_R (ids G..2G-1)
 //
 // in_k = spec.input for k = 0, else spec.hidden. Gate block g of weight_ih is cuDNN's
-// linLayerID g; of weight_hh, linLayerID G + g (see docs and RNN_REFERENCE.md 1.5).
+// linLayerID g; of weight_hh, linLayerID G + g (docs/RNN_LAYOUT.md, "cuDNN's weight space").
 #pragma once
 
 #include <string>

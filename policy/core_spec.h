@@ -9,9 +9,10 @@
 //     c' = f * clip(c) + i * g          (the stored cell state is raw: never clipped when written)
 //     h' = o * tanh(clip(c'))
 //   where clip(v) = clamp(v, -cell_clip, cell_clip) when cell_clip > 0, else v. This is cuDNN's
-//   CUDNN_RNN_CLIP_MINMAX as probed on an H100 (../shared/measurements/2026-11-23-h100/
-//   cudnn-clip-probe.txt): the state is clipped on every READ, so an out-of-range c_0 (cx) is
-//   clipped on its first use and the final state cy = c_T is returned raw. TF's LSTMBlockCell
+//   CUDNN_RNN_CLIP_MINMAX as probed on an H100 (docs/PERFORMANCE.md, "the first H100 run"; the
+//   probed numbers are pinned in tests/policy/cell_clip_test.cc): the state is clipped on every
+//   READ, so an out-of-range c_0 (cx) is clipped on its first use and the final state cy = c_T is
+//   returned raw. TF's LSTMBlockCell
 //   stores clip(c') instead; its h sequence is the same whenever c_0 lies inside the clip, but
 //   its stored state is clip(c) where ours is c (policy/convert/tf_lstm_block.h).
 //   GRU (G = 3: r, z, n), the "reset after" form

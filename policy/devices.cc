@@ -1,7 +1,8 @@
 #include "policy/devices.h"
 
 #include <fmt/format.h>
-#include <Eigen/Core>
+
+#include "policy/eigen.h"
 
 #ifdef RECUR_WITH_CUDA
 #include <cudnn.h>

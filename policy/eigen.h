@@ -1,4 +1,5 @@
-// Eigen for policy/: include this instead of <Eigen/Core>.
+// Eigen for recur's code (policy/ and the benchmarks): include this instead of <Eigen/Core>.
+// Installed, because policy/aligned.h includes it.
 //
 // GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics header (the
 // _mm512_undefined_* values that Eigen's packet code passes through) once -march enables AVX-512:

@@ -1,7 +1,8 @@
-// The two executor roles of the recurrent core. Every device implements them (CPU/Eigen now;
-// CUDA step executor and cuDNN sequence executor later) on the same CanonicalWeights, computing
-// the equations of core_spec.h. Public non-virtual methods check shapes once; backends implement
-// the *_impl hooks. Buffers here are host float32, row-major, time-major:
+// The two executor roles of the recurrent core. Every device implements them (CPU/Eigen; the CUDA
+// step executor and the cuDNN sequence executor, both run on an H100 and an H200) on the same
+// CanonicalWeights, computing the equations of core_spec.h. Public non-virtual methods check
+// shapes once; backends implement the *_impl hooks. Buffers here are host float32, row-major,
+// time-major:
 //
 //   x            (T, B, input)     episode_start (T, B) 0/1: 1 = zero the state of slot b
 //   y            (T, B, H)         top layer's h at every step                before step t

@@ -12,9 +12,11 @@
 namespace recur::policy {
 
 // How a CUDA step moves its inputs and outputs between host and device (kernels/mapped_io.h):
-// `copy` pinned staging + cudaMemcpyAsync + cudaStreamSynchronize (verified on an H100);
-// `mapped` mapped pinned memory read and written by kernels, completion by a host-polled flag
-// (compiled, not yet run on a GPU: benchmarks decide whether it becomes the default).
+// `copy` pinned staging + cudaMemcpyAsync + cudaStreamSynchronize (the default; verified on an
+// H100 and an H200); `mapped` mapped pinned memory read and written by kernels, completion by a
+// host-polled flag (equal to `copy` bit for bit and faster at every shape measured on an H200:
+// half the step executor's time at B 1, 5-15% off the policy actor's step; docs/PERFORMANCE.md,
+// "GPU, second run"; not the default after one card and one run).
 enum class StepIo { kCopy, kMapped };
 
 struct CudaStepOptions {

@@ -1,6 +1,6 @@
 // Cutting a (T, B) batch with episode starts into sub-sequences that never cross a reset, for a
 // sequence engine that cannot reset state mid-sequence (cuDNN: one initial state per sequence,
-// consumed at its first step; RNN_REFERENCE.md section 5, Sample Factory style).
+// consumed at its first step; docs/RNN_LAYOUT.md, "Episode resets inside a sequence").
 //
 // Env b's T steps are cut before every step t > 0 with episode_start[t][b] = 1. Sub-sequence n
 // covers steps t0 .. t0 + length - 1 of env b and starts from

@@ -26,9 +26,10 @@ venv=${RECUR_PY_VENV:-/tmp/recur-python-venv}
 [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
 # h5py and minari (with pillow, which Minari 0.5.4's HDF5 storage imports undeclared) read the
 # datasets recur.record_dataset writes; a few seconds to install. onnx and onnxruntime check the
-# ONNX export (tests/test_onnx_export.py), box2d is Gymnasium's LunarLander for its end-to-end
-# check with pygame, which it imports (Gymnasium's [box2d] extra pins box2d-py, built from source).
-# optuna: recur tune (tests/test_tune.py); matplotlib: tools/plot_runs.py (tests/test_plot_runs.py).
+# ONNX export (test_onnx_export.py), box2d is Gymnasium's LunarLander for its end-to-end check
+# with pygame, which it imports (Gymnasium's [box2d] extra pins box2d-py, built from source).
+# optuna: recur tune (test_tune.py); matplotlib: tools/plot_runs.py (test_plot_runs.py). The
+# tests are in tools/python/tests/.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   "numpy>=1.21" "gymnasium>=1.1,<2" "pytest>=7" h5py "minari[hdf5]>=0.5,<0.6" pillow \
   "onnx>=1.12" "onnxruntime>=1.16" "box2d>=2.3.10" pygame "optuna>=4.0" matplotlib
@@ -44,7 +45,7 @@ cmake --build build-py --target _recur tmaze_plugin -j"$(nproc)"
 echo "test-python: dependencies and build took $(($(date +%s) - start)) s"
 
 [[ -n ${RECUR_CLI:-} || ! -x build/tools/recur ]] || export RECUR_CLI=$PWD/build/tools/recur
-# The example env plugin, for the plugin tests (tests/test_plugins.py skips without it).
+# The example env plugin, for tools/python/tests/test_plugins.py (which skips without it).
 export RECUR_TMAZE_PLUGIN=${RECUR_TMAZE_PLUGIN:-$PWD/build-py/tests/plugins/libtmaze_plugin.so}
 rc=0
 # pytest's summary line stays the last line of the output (CI reads it).

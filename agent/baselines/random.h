@@ -1,5 +1,5 @@
-// A random-policy rollout over a VectorEnv: the main job until training lands, and a baseline
-// (the return a policy must beat) for any env.
+// A random-policy rollout over a VectorEnv: the baseline (the return a policy must beat) for any
+// env, printed by `recur demo`.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
-// The device-specific half of a PPO update. PpoUpdater (agent/ppo/updater.h) owns the algorithm's control flow
-// (GAE, schedules, shuffling, minibatch env lists, non-finite skips, target-KL early stop,
-// statistics); an engine owns the network and the optimizer and does the numeric work of one
+// The device-specific half of a PPO update. PpoUpdater (agent/ppo/updater.h) owns the algorithm's
+// control flow (GAE, schedules, shuffling, minibatch env lists, non-finite skips, target-KL early
+// stop, statistics); an engine owns the network and the optimizer and does the numeric work of one
 // minibatch where the learner lives:
 //
 //   begin_update(rollout)         the rollout after GAE (a GPU engine uploads it once)

@@ -18,8 +18,8 @@
 //   ends    terminated with reward -100 when the hull touches the ground or x < 0; terminated
 //           (no bonus) when x > 88.67 m (the finish); truncated at 1600 steps (hardcore 2000).
 //
-// Parity (BOX2D.md 3): terrain, obstacles and clouds are bit-identical to Gymnasium's for the same
-// draws, and observation/reward/termination are the same functions of the Box2D state; the
+// Parity (docs/BOX2D.md): terrain, obstacles and clouds are bit-identical to Gymnasium's for the
+// same draws, and observation/reward/termination are the same functions of the Box2D state; the
 // physics is Box2D 2.4.1's, whose joint-limit and edge-collision solvers differ from the 2.3 that
 // pybox2d ships, so trajectories agree over tens of steps and the heuristic's scores agree in
 // distribution (tests/envs/box2d/bipedal_walker_*_test.cc). Every reset builds a new world: a

@@ -1,4 +1,4 @@
-// BipedalWalker's Box2D world (Gymnasium's bipedal_walker.py, BOX2D.md 1.4-1.6), on Box2D 2.4.1:
+// BipedalWalker's Box2D world (Gymnasium's bipedal_walker.py), on Box2D 2.4.1:
 // the class knows Box2D and nothing of recur's Env; envs/box2d/bipedal_walker.h adapts it.
 //
 // Bodies are created in Gymnasium's order (terrain obstacles, the 199 terrain edges, hull, then
@@ -9,7 +9,7 @@
 //   * revolute joints get Gymnasium's referenceAngle explicitly (pybox2d sets bodyB.angle -
 //     bodyA.angle): hips -0.05 / +0.05, knees 0;
 //   * terrain edges are two-sided (b2EdgeShape::SetTwoSided), as every 2.3 edge.
-// Box2D 2.4.1's joint-limit and edge solvers differ from 2.3 (BOX2D.md 3), so trajectories
+// Box2D 2.4.1's joint-limit and edge solvers differ from 2.3 (docs/BOX2D.md), so trajectories
 // match Gymnasium's only over short horizons and in distribution, not bit for bit.
 //
 // Allocation: reset allocates: the b2World (operator new) and, through b2Alloc (malloc), Box2D's

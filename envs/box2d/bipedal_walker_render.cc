@@ -1,4 +1,4 @@
-// BipedalWalker's picture: Gymnasium's BipedalWalker.render() (BOX2D.md 6). Gymnasium draws in
+// BipedalWalker's picture: Gymnasium's BipedalWalker.render(). Gymnasium draws in
 // world * SCALE pixels on a surface 600 + scroll * 30 wide and keeps its rightmost 600 columns;
 // here the same pixel numbers go through a transform that shifts by those dropped columns.
 // Nothing here allocates: polygons live on the stack.

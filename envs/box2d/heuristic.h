@@ -1,7 +1,7 @@
 // Gymnasium's hand-written controllers for its Box2D envs (lunar_lander.py's heuristic(),
 // bipedal_walker.py's __main__ gait), ported. They are the envs' statistical parity test: a
 // controller's score distribution over many episodes is compared with Gymnasium's
-// (tests/envs/box2d/, `recur heuristic`).
+// (tests/envs/box2d/, `recur demo --heuristic`).
 #pragma once
 
 #include <memory>

@@ -1,7 +1,7 @@
 // LunarLander's arithmetic outside the Box2D solver, as pure functions of given numbers, so that
 // tests can feed them Gymnasium's recorded draws and body states and compare exactly
 // (tests/envs/box2d/lunar_lander_exact_test.cc). Every expression keeps Gymnasium's float64
-// evaluation order (gymnasium/envs/box2d/lunar_lander.py, docs BOX2D.md section 1.1-1.3).
+// evaluation order (gymnasium/envs/box2d/lunar_lander.py; docs/BOX2D.md, "Parity").
 #pragma once
 
 #include <array>

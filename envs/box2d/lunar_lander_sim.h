@@ -3,10 +3,10 @@
 // replay Gymnasium's draws (tests/envs/box2d/lunar_lander_replay_test.cc); envs/box2d/
 // lunar_lander.h draws them and adapts this class to the Env interface.
 //
-// Parity: same bodies, fixtures, joints and creation order as Gymnasium (docs BOX2D.md 1.1), but
+// Parity: same bodies, fixtures, joints and creation order as Gymnasium (lunar_lander.py), but
 // Box2D 2.4.1's solver is not pybox2d's 2.3 (predictive joint limits, rewritten edge collision,
 // different gravity integration), so trajectories agree closely for some steps and then drift:
-// the promise is "same MDP, statistically equal".
+// the promise is "same MDP, statistically equal" (docs/BOX2D.md).
 //
 // Memory: build() creates a new b2World (Gymnasium v3 does so on every reset) and its bodies;
 // step() allocates nothing itself. Box2D allocates through b2Alloc (malloc, not operator new):

@@ -3,8 +3,8 @@
 // with a continuous engine and a goal at 0.45.
 //   action  Box(-1, 1, (1,)): force, clipped to +-1 for the physics
 //   obs     Box(2): [position, velocity], bounds [-1.2, 0.6] x [-0.07, 0.07]
-//   reward  -0.1 a^2 every step (a as given, unclipped, as in Gymnasium) and +100 on reaching the
-//   goal ends    terminated when position >= 0.45 and velocity >= goal_velocity
+//   reward  -0.1 a^2 every step (a as given, unclipped, as in Gymnasium), +100 on reaching the goal
+//   ends    terminated when position >= 0.45 and velocity >= goal_velocity
 // Gymnasium stores the state as float32 after every step (the reset state is float64); recur does
 // the same. Inside a step recur computes in float64, where numpy mixes float32 and float64
 // operations; the stored result can differ from Gymnasium's by one float32 ulp (< 1e-7).

@@ -12,7 +12,7 @@
 // fold. The GRU keeps both biases (bias_hh_n sits inside r * (...), where it cannot merge), so
 // its round trip is bit-exact. Equivalence needs Keras' defaults activation='tanh',
 // recurrent_activation='sigmoid'; GRU(reset_after=False) computes another function and is
-// rejected. RNN_REFERENCE.md 2.4 and 3.4 give the sources.
+// rejected. docs/RNN_LAYOUT.md ("Gate orders", "Keras") gives the sources.
 #pragma once
 
 #include <string>

@@ -24,7 +24,7 @@
 //   recur -> TF: pass clip(c); TF loses nothing it would have read, since recur also reads
 //                clip(c). Only the raw value (which recur returns as cy) is not representable.
 // Weights convert the same either way; only saved recurrent states need the clamp.
-// RNN_REFERENCE.md 2.4, 2.5 and 3.2 give the sources.
+// docs/RNN_LAYOUT.md ("Gate orders", "TF LSTMBlockCell") gives the sources.
 #pragma once
 
 #include <string>

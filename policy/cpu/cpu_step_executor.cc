@@ -1,8 +1,7 @@
 #include "policy/cpu/cpu_step_executor.h"
 
-#include <Eigen/Core>
-
 #include "policy/cpu/gate_math.h"
+#include "policy/eigen.h"
 #include "policy/gemm.h"
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 // (B, width) views; gate blocks are column ranges of H.
 #pragma once
 
-#include <Eigen/Core>
+#include "policy/eigen.h"
 
 namespace recur::policy::gate_math {
 

@@ -17,8 +17,6 @@
 // none into the initial state of a slot reset at t = 0).
 #pragma once
 
-#include <Eigen/Core>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -29,6 +27,7 @@
 #include "policy/aligned.h"
 #include "policy/core_spec.h"
 #include "policy/cpu/gate_math.h"
+#include "policy/eigen.h"
 
 namespace recur::policy {
 

@@ -33,8 +33,10 @@
 // sequence number) lives in mapped host memory, a fetch kernel brings it to the device instead
 // of the H2D copy, and after the same kernels an emit kernel writes h
 // into a mapped output block and then the sequence number into a mapped flag the host spins on:
-// no memcpy node and no stream synchronization per step. The copy path above stays the default
-// until a GPU benchmark has compared them (`recur bench rnn-gpu`, rows cuda-step-mapped).
+// no memcpy node and no stream synchronization per step. `recur bench rnn-gpu` (rows
+// cuda-step-mapped) compares them: on an H200 mapped was faster at every shape, half the time at
+// B 1 (docs/PERFORMANCE.md, "GPU, second run"); the copy path above stays the default after one
+// card and one run.
 //
 // CUDA graph (options.use_graph): the first step runs the plain enqueue path, so that cuBLAS's
 // heuristics and the lazy module loader do their first-call work outside capture (the warm-up
@@ -47,9 +49,9 @@
 // GEMM: cuBLAS SGEMM, not a kernel of our own. At actor sizes (B = 1..1024, K = in_k + H,
 // C <= 4H, H = 64..512) a step is small and latency-bound; an own kernel could fuse bias and
 // gates into the GEMM's epilogue and save one launch and one (B, C) round trip per layer, but
-// cuBLAS is the correct, tuned baseline, and whether a fused kernel pays off is for the step rows
-// of `recur bench rnn` (tools/cli/bench/bench_rnn.h; the CUDA executor still has to be added there) to
-// decide on a GPU. Nothing was measured when this was written (no GPU).
+// cuBLAS is the correct, tuned baseline. `recur bench rnn-gpu` (tools/cli/bench/bench_rnn_gpu.h)
+// measures the step: on an H200 it is at or ahead of PyTorch's CUDA-graph LSTMCell at every
+// shape measured (docs/PERFORMANCE.md, "GPU, second run"), so no fused kernel has been tried.
 // CUBLAS_DEFAULT_MATH (no TF32): fp32 parity with the CPU executor is part of the contract.
 //
 // Threading and devices: like every StepExecutor, one thread at a time. Each public call first

@@ -46,7 +46,7 @@ cudnnMathType_t math_type(RnnMath math) {
   return CUDNN_FMA_MATH;
 }
 
-// PERSIST_STATIC_SMALL_H's backward limits (PyTorch's use_rnn_persist_small_h; RNN_REFERENCE 1.8).
+// PERSIST_STATIC_SMALL_H's backward limits (PyTorch's use_rnn_persist_small_h; docs/RNN_LAYOUT.md).
 bool small_h(const CoreSpec& spec) {
   const bool gated = spec.cell == CellType::kLstm || spec.cell == CellType::kGru;
   return spec.hidden <= (gated ? 128 : 256);

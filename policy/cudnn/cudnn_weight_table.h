@@ -19,7 +19,7 @@ namespace recur::policy::cudnn {
 OpaqueTable query_weight_table(cudnnHandle_t handle, cudnnRNNDescriptor_t rnn, const CoreSpec& spec,
                                const void* weight_space, size_t weight_space_bytes);
 
-// True when the table is what PyTorch's get_parameters asserts (RNN_REFERENCE.md 3.5): per
+// True when the table is what PyTorch's get_parameters asserts (docs/RNN_LAYOUT.md): per
 // pseudo-layer the W matrices in id order, back to back, then the R matrices; the biases the
 // same. For reports only: recur does not rely on it.
 bool is_pytorch_contiguous(const CoreSpec& spec, const OpaqueTable& table);

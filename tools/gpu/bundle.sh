@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares the GPU verification of recur for a lent device machine (../shared/docs/GPU.md):
+# Prepares the GPU verification of recur for a lent device machine (tools/gpu/README.md):
 # builds the tests and the `recur` binary for Hopper in build-device/ (portable x86-64-v3 host
 # code, no -march=native: the device's CPU is not this one; -DRECUR_RECORDING=OFF: Debian's FFmpeg
 # with its codec libraries is ~180 MiB, the device carry 64 MiB, and recording needs no GPU;

@@ -26,7 +26,7 @@ section() {
   echo "== $1 ($(left) s left)"
 }
 
-# The run tool brings back at most 8 files from $OUT (../shared/docs/GPU.md, the device README):
+# The run tool brings back at most 8 files from $OUT (tools/gpu/README.md):
 # pack_out KEEP... puts every file under $out into $out/logs.tar.gz and leaves beside it only the
 # summaries named (at most 7), so that no log is silently left on the device.
 pack_out() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU verification of recur, run ON the device machine from the repository root, after
-# `bash tools/gpu/bundle.sh` built and bundled it here (../shared/docs/GPU.md):
+# `bash tools/gpu/bundle.sh` built and bundled it here (tools/gpu/README.md):
 #
 #   bash tools/gpu/run.sh [BUDGET_SECONDS]        # default 540: the run tool allows 600 a call
 #

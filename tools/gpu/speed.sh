@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU SPEED measurements of issue 15, run ON the device machine from the repository root after
-# `bash tools/gpu/bundle.sh` built and bundled recur (../shared/docs/GPU.md). tools/gpu/run.sh is
+# `bash tools/gpu/bundle.sh` built and bundled recur (tools/gpu/README.md). tools/gpu/run.sh is
 # the correctness pass (every GPU test case, sanitizer, the main job on all device pairs); this
 # one measures, with PyTorch side by side in the same call wherever there is a peer:
 #

@@ -1,7 +1,5 @@
 #include "tools/cli/bench/bench_rnn.h"
 
-#include <Eigen/Core>
-
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -9,6 +7,7 @@
 #include "core/rng.h"
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cpu/cpu_step_executor.h"
+#include "policy/eigen.h"
 #include "policy/reference_core.h"
 #include "tools/cli/bench/bench_timing.h"
 

@@ -1,7 +1,8 @@
 // The T-maze (B. Bakker, "Reinforcement Learning with Long Short-Term Memory", NIPS 2001) as an
-// env plugin: the example of docs/PLUGINS.md and the smallest task that a policy without memory
-// cannot solve. Built by the 5-line CMakeLists.txt beside it; loaded with `recur ... --plugin
-// libtmaze_plugin.so` or `env.plugin:` in a config.
+// env plugin: the example of README.md, "Your own environment", and the smallest task that a
+// policy without memory cannot solve. Built by the 5-line CMakeLists.txt beside it; loaded with
+// `recur ... --plugin libtmaze_plugin.so` or `env.plugin:` in a config (docs/ARCHITECTURE.md,
+// "Users' envs", says how a plugin is loaded and checked).
 //
 //        N            The agent starts at the west end of a corridor of `length` cells and walks
 //   S0 C C C ... J    east to the junction J, where it turns north or south into an arm; the arm

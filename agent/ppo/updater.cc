@@ -38,7 +38,6 @@ PpoUpdater::PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner,
 
 UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, int policy_lag) {
   const int T = r.T, N = r.N;
-  const auto tn = static_cast<size_t>(T) * N;
   // Reset steps (NEXT_STEP autoreset envs) are masked; the CUDA engine has no mask.
   RECUR_CHECK(!r.has_reset_steps || engine_->device() == policy::Device::kCpu,
               "this rollout has reset steps (a Gymnasium env with NEXT_STEP autoreset), which "
@@ -63,30 +62,10 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
   loss.clip_range_vf = cfg_.clip_range_vf;
   loss.vf_coef = cfg_.vf_coef;
   loss.ent_coef = cfg_.ent_coef;
-  // Ranks with rollouts of unequal length (DD-PPO's preemption) weigh in by their samples.
-  float weight = 1.0f;
-  if (comm_ != nullptr && comm_->size() > 1 && unequal_rollouts_) {
-    std::array<double, 1> steps = {static_cast<double>(T)};
-    comm_->all_reduce_sum(steps, "the rollout lengths");
-    weight = static_cast<float>(T * comm_->size() / steps[0]);
-  }
+  const float weight = rank_weight(T);
   engine_->begin_update(r);
   if (policy_lag > 0 && cfg_.async_anchor) {
-    // The proximal policy: the learner's before this update. Ratios are taken against it; the
-    // behaviour policy (one update older) enters as a truncated importance weight.
-    anchor_logp_.resize(static_cast<size_t>(T) * per_mb);
-    std::vector<int> cols(static_cast<size_t>(per_mb));
-    for (int first = 0; first < N; first += per_mb) {
-      std::iota(cols.begin(), cols.end(), first);
-      engine_->log_probs(cols, anchor_logp_);
-      for (int t = 0; t < T; ++t)
-        for (int j = 0; j < per_mb; ++j) {
-          const size_t i = static_cast<size_t>(t) * N + first + j;
-          const float prox = anchor_logp_[static_cast<size_t>(t) * per_mb + j];
-          r.advantages[i] *= std::min(1.0f, std::exp(prox - r.log_probs[i]));
-          r.log_probs[i] = prox;
-        }
-    }
+    anchor_to_proximal(r, per_mb);
     engine_->begin_update(r);  // an engine that copies the rollout sees the new columns
   }
   double kl_sum = 0, clip_sum = 0, pg_sum = 0, vl_sum = 0, ent_sum = 0, gn_sum = 0;
@@ -101,21 +80,7 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
     for (int mb = 0; mb < cfg_.num_minibatches; ++mb) {
       const std::span<const int> envs(order.data() + mb * per_mb, static_cast<size_t>(per_mb));
       MinibatchResult res = engine_->compute(envs, loss, cfg_.normalize_advantage);
-      if (comm_ != nullptr && comm_->size() > 1) {
-        // DD-PPO: the mean gradient of all ranks' minibatches, which is the gradient of their
-        // union's loss (each rank's loss is a mean over the same number of samples). A
-        // non-finite value on any rank makes the mean non-finite on every rank: all skip.
-        const auto t0 = std::chrono::steady_clock::now();
-        std::array<float, 6> terms = {
-            static_cast<float>(res.loss),       static_cast<float>(res.policy_loss),
-            static_cast<float>(res.value_loss), static_cast<float>(res.entropy),
-            static_cast<float>(res.approx_kl),  static_cast<float>(res.clip_fraction)};
-        res.grad_norm = engine_->average_gradients(*comm_, terms, weight);
-        res.loss = terms[0], res.policy_loss = terms[1], res.value_loss = terms[2];
-        res.entropy = terms[3], res.approx_kl = terms[4], res.clip_fraction = terms[5];
-        all_reduce_seconds_ +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      }
+      if (comm_ != nullptr && comm_->size() > 1) average_across_ranks(res, weight);
       const double gnorm = res.grad_norm;
       if (!std::isfinite(res.loss) || !std::isfinite(gnorm)) {
         const std::string where =
@@ -141,8 +106,63 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
     stats.epochs_run = epoch + 1;
     if (cfg_.target_kl > 0 && epoch_mbs > 0 && epoch_kl / epoch_mbs > 1.5 * cfg_.target_kl) break;
   }
-  // algo.on_nonfinite: skip. A bad rollout is bad in every epoch, so the streak that ends the run
-  // counts updates with skipped minibatches, not the minibatches themselves.
+  count_nonfinite_streak(stats, first_skip);
+  check_weights_finite(env_steps);
+  if (stats.minibatches > 0) {
+    const double k = stats.minibatches;
+    stats.policy_loss = pg_sum / k, stats.value_loss = vl_sum / k, stats.entropy = ent_sum / k;
+    stats.approx_kl = kl_sum / k, stats.clip_fraction = clip_sum / k, stats.grad_norm = gn_sum / k;
+  }
+  stats.explained_variance = explained_variance(r);
+  return stats;
+}
+
+float PpoUpdater::rank_weight(int T) {
+  // Ranks with rollouts of unequal length (DD-PPO's preemption) weigh in by their samples.
+  if (comm_ == nullptr || comm_->size() <= 1 || !unequal_rollouts_) return 1.0f;
+  std::array<double, 1> steps = {static_cast<double>(T)};
+  comm_->all_reduce_sum(steps, "the rollout lengths");
+  return static_cast<float>(T * comm_->size() / steps[0]);
+}
+
+// The proximal policy: the learner's before this update. Ratios are taken against it; the
+// behaviour policy (one update older) enters as a truncated importance weight.
+void PpoUpdater::anchor_to_proximal(Rollout& r, int per_mb) {
+  const int T = r.T, N = r.N;
+  anchor_logp_.resize(static_cast<size_t>(T) * per_mb);
+  std::vector<int> cols(static_cast<size_t>(per_mb));
+  for (int first = 0; first < N; first += per_mb) {
+    std::iota(cols.begin(), cols.end(), first);
+    engine_->log_probs(cols, anchor_logp_);
+    for (int t = 0; t < T; ++t)
+      for (int j = 0; j < per_mb; ++j) {
+        const size_t i = static_cast<size_t>(t) * N + first + j;
+        const float prox = anchor_logp_[static_cast<size_t>(t) * per_mb + j];
+        r.advantages[i] *= std::min(1.0f, std::exp(prox - r.log_probs[i]));
+        r.log_probs[i] = prox;
+      }
+  }
+}
+
+// DD-PPO: the mean gradient of all ranks' minibatches, which is the gradient of their union's
+// loss (each rank's loss is a mean over the same number of samples). A non-finite value on any
+// rank makes the mean non-finite on every rank: all skip.
+void PpoUpdater::average_across_ranks(MinibatchResult& res, float weight) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::array<float, 6> terms = {
+      static_cast<float>(res.loss),       static_cast<float>(res.policy_loss),
+      static_cast<float>(res.value_loss), static_cast<float>(res.entropy),
+      static_cast<float>(res.approx_kl),  static_cast<float>(res.clip_fraction)};
+  res.grad_norm = engine_->average_gradients(*comm_, terms, weight);
+  res.loss = terms[0], res.policy_loss = terms[1], res.value_loss = terms[2];
+  res.entropy = terms[3], res.approx_kl = terms[4], res.clip_fraction = terms[5];
+  all_reduce_seconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// algo.on_nonfinite: skip. A bad rollout is bad in every epoch, so the streak that ends the run
+// counts updates with skipped minibatches, not the minibatches themselves.
+void PpoUpdater::count_nonfinite_streak(const UpdateStats& stats, const std::string& first_skip) {
   if (stats.skipped > 0) {
     ++nonfinite_streak_;
     const int total = stats.skipped + stats.minibatches;
@@ -159,20 +179,21 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
   } else {
     nonfinite_streak_ = 0;
   }
-  // Finite gradients, clipped, and a finite step can still overflow a weight (a learning rate near
-  // the float range): such weights must never reach the actor or a checkpoint.
+}
+
+// Finite gradients, clipped, and a finite step can still overflow a weight (a learning rate near
+// the float range): such weights must never reach the actor or a checkpoint.
+void PpoUpdater::check_weights_finite(int64_t env_steps) const {
   for (const auto& [name, t] : engine_->to_tensors())
     if (const auto bad = first_nonfinite(std::span<const float>(t.data)))
       throw NonFiniteUpdate(
           fmt::format("the update at env step {} left parameter {} non-finite ({} at {}); lower "
                       "algo.learning_rate",
                       env_steps, name, t.data[*bad], describe_index(*bad, t.shape)));
-  if (stats.minibatches > 0) {
-    const double k = stats.minibatches;
-    stats.policy_loss = pg_sum / k, stats.value_loss = vl_sum / k, stats.entropy = ent_sum / k;
-    stats.approx_kl = kl_sum / k, stats.clip_fraction = clip_sum / k, stats.grad_norm = gn_sum / k;
-  }
-  // Explained variance of the rollout's values w.r.t. the returns (transitions only).
+}
+
+double explained_variance(const Rollout& r) {
+  const auto tn = static_cast<size_t>(r.T) * r.N;
   double rm = 0, dm = 0, count = 0;
   for (size_t i = 0; i < tn; ++i) {
     if (!r.transition[i]) continue;
@@ -187,8 +208,7 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
     const double d = r.returns[i] - r.values[i] - dm;
     dv += d * d;
   }
-  stats.explained_variance = rv > 0 ? 1.0 - dv / rv : 0.0;
-  return stats;
+  return rv > 0 ? 1.0 - dv / rv : 0.0;
 }
 
 }  // namespace recur::agent

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 #include "policy/aligned.h"
 
@@ -61,6 +62,12 @@ class PpoUpdater {
   void set_consecutive_nonfinite(int n) { nonfinite_streak_ = n; }
 
  private:
+  float rank_weight(int T);
+  void anchor_to_proximal(Rollout& r, int per_mb);
+  void average_across_ranks(MinibatchResult& res, float weight);
+  void count_nonfinite_streak(const UpdateStats& stats, const std::string& first_skip);
+  void check_weights_finite(int64_t env_steps) const;
+
   AlgoConfig cfg_;
   std::unique_ptr<PpoEngine> engine_;
   Rng rng_;
@@ -70,5 +77,9 @@ class PpoUpdater {
   bool unequal_rollouts_ = false;
   std::vector<float> anchor_logp_;  // (T, N / num_minibatches) scratch of async_anchor
 };
+
+// Explained variance of the rollout's values with respect to its returns (transitions only; 0
+// when the returns do not vary).
+double explained_variance(const Rollout& r);
 
 }  // namespace recur::agent

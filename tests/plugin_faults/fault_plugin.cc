@@ -30,7 +30,7 @@ class Counter : public Env {
   }
 
  protected:
-  void reset_impl(recur::Rng& rng) override {
+  void reset_impl(recur::Rng& rng, std::optional<uint64_t> /*seed*/) override {
 #if RECUR_TEST_FAULT == 5
     throw std::runtime_error("the counter's reset fails on purpose");
 #endif

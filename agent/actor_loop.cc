@@ -7,22 +7,34 @@
 
 namespace recur::agent {
 
-void RewardNormalizer::update_and_scale(std::span<float> rewards, std::span<const uint8_t> done) {
+void RewardNormalizer::update_and_scale(std::span<float> rewards, std::span<const uint8_t> done,
+                                        std::span<const uint8_t> transition) {
   if (!enabled) return;
   if (running_return.size() != rewards.size()) running_return.assign(rewards.size(), 0.0);
-  // Chan's parallel update of the return statistics with this batch.
-  double bmean = 0, bm2 = 0;
-  const auto n = static_cast<double>(rewards.size());
-  for (size_t i = 0; i < rewards.size(); ++i) {
-    running_return[i] = running_return[i] * gamma + rewards[i];
-    bmean += running_return[i] / n;
+  // Reset steps (transition 0) are no transitions: their zero reward is not a sample.
+  const bool all = transition.empty();
+  const auto counts = [&](size_t i) { return all || transition[i] != 0; };
+  size_t samples = rewards.size();
+  if (!all)
+    samples = static_cast<size_t>(
+        std::count_if(transition.begin(), transition.end(), [](uint8_t t) { return t != 0; }));
+  if (samples > 0) {
+    // Chan's parallel update of the return statistics with this batch.
+    double bmean = 0, bm2 = 0;
+    const auto n = static_cast<double>(samples);
+    for (size_t i = 0; i < rewards.size(); ++i) {
+      if (!counts(i)) continue;
+      running_return[i] = running_return[i] * gamma + rewards[i];
+      bmean += running_return[i] / n;
+    }
+    for (size_t i = 0; i < rewards.size(); ++i)
+      if (counts(i)) bm2 += (running_return[i] - bmean) * (running_return[i] - bmean);
+    const double delta = bmean - mean, total = count + n;
+    mean += delta * n / total;
+    var = (var * count + bm2 + delta * delta * count * n / total) / total;
+    count = total;
+    if (tracked) tracked->add(n, std::span<const double>(&bmean, 1), {&bm2, 1});
   }
-  for (double r : running_return) bm2 += (r - bmean) * (r - bmean);
-  const double delta = bmean - mean, total = count + n;
-  mean += delta * n / total;
-  var = (var * count + bm2 + delta * delta * count * n / total) / total;
-  count = total;
-  if (tracked) tracked->add(n, std::span<const double>(&bmean, 1), {&bm2, 1});
   const double scale = 1.0 / std::sqrt(var + 1e-8);
   for (size_t i = 0; i < rewards.size(); ++i) {
     rewards[i] = static_cast<float>(std::clamp(rewards[i] * scale, -double{clip}, double{clip}));
@@ -43,6 +55,28 @@ ActorLoop::ActorLoop(envs::BatchEnv& venv, policy::PolicyActor& actor, uint64_t 
   boot_obs_.assign(n * venv.obs_dim(), 0.0f);
   boot_values_.assign(n, 0.0f);
   rewards_.assign(n, 0.0f);
+  resetting_.assign(n, 0);
+  stat_obs_.assign(n * venv.obs_dim(), 0.0f);
+}
+
+void ActorLoop::update_obs_statistics(std::span<const float> obs) {
+  const int N = venv_.num_envs(), O = venv_.obs_dim();
+  int rows = N;
+  if (any_resetting_) {
+    // Only the rows whose step is a transition: a reset step's row is the ended episode's final
+    // observation, which the policy does not act on.
+    rows = 0;
+    for (int i = 0; i < N; ++i) {
+      if (resetting_[static_cast<size_t>(i)]) continue;
+      std::copy_n(obs.begin() + static_cast<ptrdiff_t>(i) * O, O,
+                  stat_obs_.begin() + static_cast<ptrdiff_t>(rows) * O);
+      ++rows;
+    }
+    if (rows == 0) return;
+    obs = std::span<const float>(stat_obs_.data(), static_cast<size_t>(rows) * O);
+  }
+  actor_.normalizer().update(rows, obs);
+  if (tracking_) obs_delta_.add(rows, obs);
 }
 
 void ActorLoop::collect(int T, Rollout& r, const std::function<void(const EpisodeEnd&)>& on_episode,
@@ -63,10 +97,7 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
     const auto tn = static_cast<size_t>(t) * N;
     const auto obs = venv_.obs();
     if (t == 0) check_env_obs(venv_, env_steps_);  // later steps were checked after stepping
-    if (normalize_obs_) {
-      actor_.normalizer().update(N, obs);
-      if (tracking_) obs_delta_.add(N, obs);
-    }
+    if (normalize_obs_) update_obs_statistics(obs);
     actor_.act(obs, starts_, rng_, false, actions_, log_probs_, values_);
     std::copy(actor_.normalized_obs().begin(), actor_.normalized_obs().end(),
               r.obs.begin() + tn * O);
@@ -79,12 +110,22 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
     env_steps_ += N;
     check_env_step(venv_, env_steps_);
     std::copy(venv_.rewards().begin(), venv_.rewards().end(), rewards_.begin());
-    reward_norm_.update_and_scale(rewards_, venv_.episode_start());
+    const auto transition = venv_.transition();
+    reward_norm_.update_and_scale(rewards_, venv_.episode_start(), transition);
     std::copy(rewards_.begin(), rewards_.end(), r.rewards.begin() + tn);
-    if (const auto transition = venv_.transition(); !transition.empty()) {
+    if (!transition.empty()) {
       // Reset steps (NEXT_STEP autoreset): no transition, masked out of the update.
       std::copy(transition.begin(), transition.end(), r.transition.begin() + tn);
       for (int i = 0; i < N; ++i) r.has_reset_steps = r.has_reset_steps || !transition[i];
+      // An episode that ended on this step without a new one starting (episode_start 0) spends
+      // the next step on its reset (envs/batch_env.h).
+      any_resetting_ = false;
+      for (int i = 0; i < N; ++i) {
+        const auto k = static_cast<size_t>(i);
+        resetting_[k] =
+            (venv_.terminated()[k] || venv_.truncated()[k]) && !venv_.episode_start()[k];
+        any_resetting_ = any_resetting_ || resetting_[k];
+      }
     }
     bool any_truncated = false;
     for (int i = 0; i < N; ++i) {

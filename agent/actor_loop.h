@@ -33,7 +33,12 @@ struct RewardNormalizer {  // SB3 VecNormalize's reward scaling: r / std(discoun
   // Data-parallel runs: every batch merged into the statistics is also merged here (1 feature),
   // for the ranks to combine (agent/dist/moments.h). Null: not tracked.
   dist::Moments* tracked = nullptr;
-  void update_and_scale(std::span<float> rewards, std::span<const uint8_t> done);
+  // Merges the batch's discounted returns into the statistics and scales `rewards` in place;
+  // `done` (N) restarts an env's running return after this step. `transition` (N, or empty: all)
+  // marks the rows that are transitions: a reset step (0, NEXT_STEP autoreset) adds nothing to
+  // the statistics and leaves its running return alone.
+  void update_and_scale(std::span<float> rewards, std::span<const uint8_t> done,
+                        std::span<const uint8_t> transition = {});
 };
 
 class ActorLoop {
@@ -54,6 +59,9 @@ class ActorLoop {
   void restore_flags(std::span<const uint8_t> starts, bool started) {
     std::copy(starts.begin(), starts.end(), starts_.begin());
     started_ = started;
+    // A restored batch is snapshotted mid-episode or restarted: no reset step is pending.
+    std::fill(resetting_.begin(), resetting_.end(), 0);
+    any_resetting_ = false;
   }
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
@@ -71,6 +79,10 @@ class ActorLoop {
   void set_env_steps(int64_t s) { env_steps_ = s; }
 
  private:
+  // Merges this step's observations into the normalizer (and the tracked delta), leaving out the
+  // rows of reset steps.
+  void update_obs_statistics(std::span<const float> obs);
+
   envs::BatchEnv& venv_;
   policy::PolicyActor& actor_;
   Rng rng_;
@@ -81,7 +93,13 @@ class ActorLoop {
   int64_t env_steps_ = 0;
   bool started_ = false;
   std::vector<uint8_t> starts_;  // (N) episode_start for the next step
+  // (N) 1 where the next step is a reset step (NEXT_STEP autoreset: the env's episode ended on
+  // the last step, and its obs row is still that episode's final observation). Those rows are
+  // left out of the observation statistics: the step is no transition.
+  std::vector<uint8_t> resetting_;
+  bool any_resetting_ = false;
   policy::AlignedVector<float> actions_, log_probs_, values_, boot_obs_, boot_values_, rewards_;
+  policy::AlignedVector<float> stat_obs_;  // (N, obs_dim) the rows that enter the statistics
 };
 
 }  // namespace recur::agent

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
 #include "core/error.h"
 
@@ -44,7 +45,7 @@ void Env::set_max_episode_steps(int steps) {
 std::span<const float> Env::reset(uint64_t seed) {
   rng_.reseed(seed);
   seeded_ = true;
-  return reset();
+  return start_episode(seed);
 }
 
 std::span<const float> Env::reset() {
@@ -53,8 +54,21 @@ std::span<const float> Env::reset() {
     rng_.reseed((uint64_t{entropy()} << 32) | entropy());
     seeded_ = true;
   }
+  return start_episode(std::nullopt);
+}
+
+void Env::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
+  reset_impl(rng);
+}
+
+void Env::reset_impl(Rng&) {
+  throw std::logic_error(id_ + ": the env overrides neither reset_impl(Rng&, seed) nor " +
+                         "reset_impl(Rng&)");
+}
+
+std::span<const float> Env::start_episode(std::optional<uint64_t> seed) {
   try {
-    reset_impl(rng_);
+    reset_impl(rng_, seed);
     observe(obs_);
   } catch (...) {
     rethrow_env_failure(id_, "reset()", 0);
@@ -148,7 +162,7 @@ bool Env::restore(const Snapshot& s) {
   episode_return_ = s.episode_return;
   if (state_size() > 0 || !has_reset_ || needs_reset_) return false;
   // No physical state to put back: start a new episode from the restored RNG.
-  reset_impl(rng_);
+  reset_impl(rng_, std::nullopt);
   observe(obs_);
   elapsed_steps_ = 0;
   episode_return_ = 0;

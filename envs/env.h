@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -133,8 +134,14 @@ class Env {
 
   Env(Space observation_space, Space action_space);
 
-  // Draws the initial state of an episode.
-  virtual void reset_impl(Rng& rng) = 0;
+  // Draws the initial state of an episode from `rng`. `seed` is what reset(seed) was given (rng
+  // was just reseeded with it): adapters of envs that take a seed themselves (a Gymnasium env,
+  // a simulator) hand it on; nullopt for reset() without a seed, and for the reset restore()
+  // makes (the RNG continues). Every env overrides this one.
+  virtual void reset_impl(Rng& rng, std::optional<uint64_t> seed);
+  // The older form, without the seed: the default of the one above calls it, so an env written
+  // against it still builds. New envs override the two-argument form; this default throws.
+  virtual void reset_impl(Rng& rng);
   // Advances the state by one step with an action already checked against the action space.
   virtual Outcome step_impl(std::span<const float> action) = 0;
   // Writes the observation of the current state: obs.size() == obs_dim().
@@ -143,7 +150,9 @@ class Env {
 
   // Wrappers drive an inner env through these (protected members of another object are not
   // reachable from a derived class otherwise).
-  static void forward_reset(Env& e, Rng& rng) { e.reset_impl(rng); }
+  static void forward_reset(Env& e, Rng& rng, std::optional<uint64_t> seed) {
+    e.reset_impl(rng, seed);
+  }
   static Outcome forward_step(Env& e, std::span<const float> a) { return e.step_impl(a); }
   static void forward_observe(const Env& e, std::span<float> obs) { e.observe(obs); }
   static void forward_set_state(Env& e, std::span<const double> s) { e.set_state_impl(s); }
@@ -152,6 +161,8 @@ class Env {
   friend class Registry;
   friend class VectorEnv;  // validates a whole batch first, then advances without re-checking
   StepResult advance(std::span<const float> action);
+  // reset()'s work after seeding: reset_impl with `seed`, observe, bookkeeping.
+  std::span<const float> start_episode(std::optional<uint64_t> seed);
 
   std::string id_ = "unregistered env";
   Space observation_space_;

@@ -36,7 +36,7 @@ class CudaPolicyActor {
 PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& placement)
     : spec_(spec),
       slots_(slots),
-      normalizer_(spec.obs_dim),
+      normalizer_(spec.obs_dim, spec.normalizer_config()),
       actor_head_(spec.actor_head_spec()),
       critic_head_(spec.critic_head_spec()) {
   spec.validate();

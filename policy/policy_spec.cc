@@ -1,6 +1,7 @@
 #include "policy/policy_spec.h"
 
 #include <charconv>
+#include <cmath>
 
 #include <fmt/ranges.h>
 
@@ -50,28 +51,40 @@ void PolicySpec::validate() const {
   RECUR_CHECK(action_dim >= 1, "policy: action_dim {} must be >= 1", action_dim);
   for (int w : encoder) RECUR_CHECK(w >= 1, "policy: encoder width {} must be >= 1", w);
   for (int w : head) RECUR_CHECK(w >= 1, "policy: head width {} must be >= 1", w);
+  RECUR_CHECK(std::isfinite(obs_clip) && obs_clip > 0, "policy: obs_clip {} must be finite and > 0",
+              obs_clip);
   core_spec().validate();
+}
+
+ObsNormalizerConfig PolicySpec::normalizer_config() const {
+  ObsNormalizerConfig c;
+  c.clip = obs_clip;
+  return c;
 }
 
 std::map<std::string, std::string> PolicySpec::to_metadata() const {
   const std::string widths = fmt::format("{}", fmt::join(encoder, ","));
-  return {{"policy.obs_dim", std::to_string(obs_dim)},
-          {"policy.action_kind", action_kind == ActionKind::kDiscrete ? "discrete" : "continuous"},
-          {"policy.action_dim", std::to_string(action_dim)},
-          {"policy.encoder", widths},
-          {"policy.head", fmt::format("{}", fmt::join(head, ","))},
-          {"policy.activation", std::string(to_string(activation))},
-          {"core.cell", std::string(to_string(cell))},
-          {"core.input", std::to_string(feature_dim())},
-          {"core.hidden", std::to_string(hidden)},
-          {"core.layers", std::to_string(layers)},
-          {"core.cell_clip", fmt::format("{}", cell_clip)},
-          {"policy.shared_core", shared_core ? "true" : "false"},
-          // Initializer settings: not needed to run the policy, kept so a run can be re-created.
-          {"policy.log_std_init", fmt::format("{}", log_std_init)},
-          {"policy.forget_bias", fmt::format("{}", forget_bias)},
-          {"policy.actor_gain", fmt::format("{}", actor_gain)},
-          {"policy.critic_gain", fmt::format("{}", critic_gain)}};
+  std::map<std::string, std::string> m{
+      {"policy.obs_dim", std::to_string(obs_dim)},
+      {"policy.action_kind", action_kind == ActionKind::kDiscrete ? "discrete" : "continuous"},
+      {"policy.action_dim", std::to_string(action_dim)},
+      {"policy.encoder", widths},
+      {"policy.head", fmt::format("{}", fmt::join(head, ","))},
+      {"policy.activation", std::string(to_string(activation))},
+      {"core.cell", std::string(to_string(cell))},
+      {"core.input", std::to_string(feature_dim())},
+      {"core.hidden", std::to_string(hidden)},
+      {"core.layers", std::to_string(layers)},
+      {"core.cell_clip", fmt::format("{}", cell_clip)},
+      {"policy.shared_core", shared_core ? "true" : "false"},
+      // Initializer settings: not needed to run the policy, kept so a run can be re-created.
+      {"policy.log_std_init", fmt::format("{}", log_std_init)},
+      {"policy.forget_bias", fmt::format("{}", forget_bias)},
+      {"policy.actor_gain", fmt::format("{}", actor_gain)},
+      {"policy.critic_gain", fmt::format("{}", critic_gain)}};
+  // Only when set: checkpoints (and datasets, ONNX files) of default runs stay as they were.
+  if (obs_clip != kDefaultObsClip) m["policy.obs_clip"] = fmt::format("{}", obs_clip);
+  return m;
 }
 
 namespace {
@@ -142,6 +155,7 @@ PolicySpec PolicySpec::from_metadata(const std::map<std::string, std::string>& m
   s.forget_bias = optional_float(m, "policy.forget_bias", s.forget_bias);
   s.actor_gain = optional_float(m, "policy.actor_gain", s.actor_gain);
   s.critic_gain = optional_float(m, "policy.critic_gain", s.critic_gain);
+  s.obs_clip = optional_float(m, "policy.obs_clip", kDefaultObsClip);  // older files: 10
   s.validate();
   return s;
 }

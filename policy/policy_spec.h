@@ -3,6 +3,9 @@
 // learned state-independent log-std for a continuous one) and critic head (value). Actor and
 // critic share the core, or each has its own encoder and core (shared_core = false).
 //
+// The normalizer clips to [-obs_clip, obs_clip] (env.clip_obs); the actor, the learner's
+// rollouts, evaluation and the ONNX export all take the bound from the spec.
+//
 // Parameters travel as one TensorMap with PyTorch-style names:
 //   obs_norm.mean/var/count           encoder.0.weight, encoder.0.bias, encoder.2.weight, ...
 //   core.weight_ih_l0 ... (canonical)  actor.weight, actor.bias, actor.log_std (continuous)
@@ -18,6 +21,7 @@
 #include "policy/canonical_weights.h"
 #include "policy/core_spec.h"
 #include "policy/mlp.h"
+#include "policy/obs_normalizer.h"
 #include "policy/tensor.h"
 
 namespace recur::policy {
@@ -40,6 +44,11 @@ struct PolicySpec {
   float forget_bias = 1;     // LSTM: initial forget-gate bias (sum of b_ih and b_hh)
   float actor_gain = 0.01f;  // orthogonal gain of the actor head (small: near-uniform start)
   float critic_gain = 1.0f;
+  // The observation normalizer's bound: |normalized obs| <= obs_clip (env.clip_obs). Checkpoint
+  // metadata "policy.obs_clip", written only when it is not the default 10; a checkpoint without
+  // it means 10.
+  float obs_clip = kDefaultObsClip;
+  static constexpr float kDefaultObsClip = 10.0f;
 
   int feature_dim() const { return encoder.empty() ? obs_dim : encoder.back(); }
   CoreSpec core_spec() const { return {cell, feature_dim(), hidden, layers, cell_clip}; }
@@ -49,6 +58,8 @@ struct PolicySpec {
   // Recurrent state per env slot: the actor core's, plus the critic core's when separate.
   int state_size() const;
   void validate() const;
+  // The observation normalizer's settings: {.clip = obs_clip}.
+  ObsNormalizerConfig normalizer_config() const;
 
   // For checkpoint metadata ("policy.hidden" = "64", ...), and back (errors name the key).
   std::map<std::string, std::string> to_metadata() const;

@@ -1,8 +1,11 @@
 #include "agent/record/hdf5.h"
 
+#include <fcntl.h>
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <type_traits>
@@ -521,7 +524,9 @@ H5File H5File::create(const std::filesystem::path& path, bool track_order) {
   if (track_order) set_track_order(fcpl.id());
   H5Handle f = own(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.id(), H5P_DEFAULT), H5Fclose);
   if (!f.valid()) fail_at(path.string(), "create", "/");
-  return H5File(std::move(f), {std::make_shared<const std::string>(path.string()), "/"});
+  H5File file(std::move(f), {std::make_shared<const std::string>(path.string()), "/"});
+  file.created_ = true;
+  return file;
 }
 
 H5File H5File::open_read(const std::filesystem::path& path) {
@@ -540,6 +545,15 @@ void H5File::close() {
     throw Error(fmt::format("HDF5 file {}: cannot flush: {}", file_path(), reason));
   }
   if (handle_.reset() < 0) fail("close", "/");
+  if (!created_) return;
+  // The bytes on disk, not only in the page cache: open the closed file again and fsync it.
+  const std::string path = file_path();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool synced = fd >= 0 && ::fsync(fd) == 0;
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  if (!synced)
+    throw Error(fmt::format("HDF5 file {}: cannot sync it to disk: {}", path, std::strerror(err)));
 }
 
 }  // namespace recur::agent::record

@@ -159,11 +159,14 @@ class H5File : public H5Group {
   static H5File create(const std::filesystem::path& path, bool track_order = false);
   static H5File open_read(const std::filesystem::path& path);
   // Flushes and closes; throws recur::Error when HDF5 cannot. Objects opened from this file must
-  // be closed (destroyed) first, or HDF5 keeps the file open until they are.
+  // be closed (destroyed) first, or HDF5 keeps the file open until they are. A file this process
+  // created is then fsynced (H5Fflush only hands the bytes to the kernel), so that a writer that
+  // renames it into place afterwards never publishes a file a crash could leave incomplete.
   void close();
 
  private:
   using H5Group::H5Group;
+  bool created_ = false;  // by create(): close() fsyncs it
 };
 
 }  // namespace recur::agent::record

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -33,6 +35,17 @@ constexpr const char* kD4rlFile = "d4rl.hdf5";
 
 std::string errno_text(const std::error_code& ec) {
   return ec.message();
+}
+
+// fsync of a directory: its entries (files created in it, a rename into it) on disk. File
+// systems that cannot sync a directory (EINVAL) are accepted, as core/atomic_file.cc does.
+void sync_directory(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const bool synced = fd >= 0 && (::fsync(fd) == 0 || errno == EINVAL);
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  if (!synced)
+    throw Error(fmt::format("cannot sync the directory {}: {}", dir.string(), std::strerror(err)));
 }
 
 // A Discrete value travels as a float holding an integer (envs/space.h); Minari stores int64.
@@ -333,10 +346,13 @@ void MinariWriter::write_metadata() const {
 
 std::string MinariWriter::commit() {
   RECUR_CHECK(files_ && !committed_, "dataset {}: commit() called twice", info_.dataset_id);
-  files_->close();
+  files_->close();  // flushed and fsynced (H5File::close)
   files_.reset();
 
-  if (info_.write_minari) write_metadata();
+  if (info_.write_minari) write_metadata();  // write_file_atomic: fsynced, data/ too
+  // The directory entries of the files, before the rename publishes them.
+  if (info_.write_minari) sync_directory(temp_dir_ / "data");
+  sync_directory(temp_dir_);
 
   std::error_code ec;
   // Move into place. An old dataset (overwrite) is swapped with the new one in one step
@@ -353,6 +369,7 @@ std::string MinariWriter::commit() {
     if (::renameat2(AT_FDCWD, temp_dir_.c_str(), AT_FDCWD, final_dir_.c_str(), RENAME_EXCHANGE) ==
         0) {
       committed_ = true;
+      sync_directory(parent);         // the swap, on disk
       fs::remove_all(temp_dir_, ec);  // now the old dataset
       return info_.write_minari ? (final_dir_ / "data").string() : std::string();
     }
@@ -372,6 +389,7 @@ std::string MinariWriter::commit() {
                             final_dir_.string(), reason));
   }
   committed_ = true;
+  sync_directory(parent);  // the rename, on disk (as write_file_atomic does for small files)
   if (!old.empty()) fs::remove_all(old, ec);
   return info_.write_minari ? (final_dir_ / "data").string() : std::string();
 }

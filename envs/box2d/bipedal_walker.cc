@@ -28,7 +28,7 @@ BipedalWalkerConfig BipedalWalkerConfig::read(OptionReader& options, bool hardco
 BipedalWalker::BipedalWalker(const BipedalWalkerConfig& config)
     : Env(make_observation_space(), Space::box(-1.0f, 1.0f, {4})), config_(config) {}
 
-void BipedalWalker::reset_impl(Rng& rng) {
+void BipedalWalker::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
   bipedal::RngDraws draws(rng);
   bipedal::generate_terrain(config_.hardcore, draws, terrain_);
   bipedal::generate_clouds(draws, terrain_);

@@ -69,7 +69,7 @@ class BipedalWalker final : public Env {
   const bipedal::Physics& physics() const { return physics_; }
 
  private:
-  void reset_impl(Rng& rng) override;
+  void reset_impl(Rng& rng, std::optional<uint64_t> seed) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
 

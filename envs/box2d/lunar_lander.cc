@@ -60,7 +60,7 @@ void LunarLander::replay_next_reset(const ll::ResetDraws& draws, double u0, doub
   replay_ = Replay{draws, u0, u1};
 }
 
-void LunarLander::reset_impl(Rng& rng) {
+void LunarLander::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
   rng_ = &rng;
   if (replay_) {
     start(replay_->draws, replay_->u0, replay_->u1);

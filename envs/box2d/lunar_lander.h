@@ -67,7 +67,7 @@ class LunarLander final : public Env {
   void draw(render::Canvas& canvas) const override;
 
  private:
-  void reset_impl(Rng& rng) override;
+  void reset_impl(Rng& rng, std::optional<uint64_t> seed) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
   // A new world from the draws, then Gymnasium's no-op step (its reward discarded).

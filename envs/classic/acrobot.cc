@@ -70,7 +70,7 @@ Acrobot::Acrobot(const AcrobotConfig& config)
           Space::discrete(3)),
       config_(config) {}
 
-void Acrobot::reset_impl(Rng& rng) {
+void Acrobot::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
   // Gymnasium draws float64 and stores float32.
   for (auto& v : state_) v = round_to_float(rng.uniform(config_.reset_low, config_.reset_high));
 }

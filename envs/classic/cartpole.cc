@@ -38,7 +38,7 @@ CartPoleConfig CartPoleConfig::read(OptionReader& options) {
 CartPole::CartPole(const CartPoleConfig& config)
     : ArrayStateEnv(make_observation_space(), Space::discrete(2)), config_(config) {}
 
-void CartPole::reset_impl(Rng& rng) {
+void CartPole::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
   for (auto& v : state_) v = rng.uniform(config_.reset_low, config_.reset_high);
 }
 

@@ -32,7 +32,7 @@ ContinuousMountainCar::ContinuousMountainCar(const ContinuousMountainCarConfig& 
           Space::box(static_cast<float>(kMinAction), static_cast<float>(kMaxAction), {1})),
       config_(config) {}
 
-void ContinuousMountainCar::reset_impl(Rng& rng) {
+void ContinuousMountainCar::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
   state_ = {rng.uniform(config_.reset_low, config_.reset_high), 0.0};
 }
 

@@ -30,7 +30,7 @@ MountainCar::MountainCar(const MountainCarConfig& config)
                     Space::discrete(3)),
       config_(config) {}
 
-void MountainCar::reset_impl(Rng& rng) {
+void MountainCar::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
   state_ = {rng.uniform(config_.reset_low, config_.reset_high), 0.0};
 }
 

@@ -29,7 +29,7 @@ class MountainCar final : public ArrayStateEnv<2> {
   void draw(render::Canvas& canvas) const override;
 
  private:
-  void reset_impl(Rng& rng) override;
+  void reset_impl(Rng& rng, std::optional<uint64_t> seed) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
 

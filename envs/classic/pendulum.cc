@@ -38,7 +38,7 @@ Pendulum::Pendulum(const PendulumConfig& config)
                     Space::box(-kMaxTorque, kMaxTorque, {1})),
       config_(config) {}
 
-void Pendulum::reset_impl(Rng& rng) {
+void Pendulum::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
   state_[0] = rng.uniform(-config_.x_init, config_.x_init);
   state_[1] = rng.uniform(-config_.y_init, config_.y_init);
   last_u_.reset();

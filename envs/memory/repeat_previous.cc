@@ -114,7 +114,7 @@ RepeatPrevious::RepeatPrevious(const RepeatPreviousConfig& config)
   reward_scale_ = 1.0 / (num_cards() - config_.k);
 }
 
-void RepeatPrevious::reset_impl(Rng& rng) {
+void RepeatPrevious::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
   // Card i of a fresh deck has suit i % 4 (POPGym tiles the suits over the ranks).
   for (size_t i = 0; i < deck_.size(); ++i) deck_[i] = static_cast<uint8_t>(i % kSuits);
   // Fisher-Yates shuffle.

@@ -50,7 +50,7 @@ class RepeatPrevious final : public Env {
 
  private:
   void set_state_impl(std::span<const double> state) override;
-  void reset_impl(Rng& rng) override;
+  void reset_impl(Rng& rng, std::optional<uint64_t> seed) override;
   Outcome step_impl(std::span<const float> action) override;
   void observe(std::span<float> obs) const override;
 

@@ -27,7 +27,9 @@ class MaskVelocity final : public Env {
   void draw(render::Canvas& canvas) const override { inner_->draw(canvas); }
 
  private:
-  void reset_impl(Rng& rng) override { forward_reset(*inner_, rng); }
+  void reset_impl(Rng& rng, std::optional<uint64_t> seed) override {
+    forward_reset(*inner_, rng, seed);
+  }
   Outcome step_impl(std::span<const float> action) override {
     return forward_step(*inner_, action);
   }

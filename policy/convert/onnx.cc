@@ -327,7 +327,7 @@ onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
   const bool clamp_actions = check_box(spec, options);
   // The parts the actor is made of, loaded by their own loaders (which name a missing or
   // misshapen tensor), so the graph holds exactly what PolicyActor::load would hold.
-  ObsNormalizer normalizer(spec.obs_dim);
+  ObsNormalizer normalizer(spec.obs_dim, spec.normalizer_config());  // clips at spec.obs_clip
   normalizer.load_tensors(tensors, "obs_norm.");
   const int towers = spec.shared_core ? 1 : 2;
   std::vector<Mlp> encoders;

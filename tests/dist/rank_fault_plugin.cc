@@ -25,7 +25,9 @@ class RankCounter : public Env {
   }
 
  protected:
-  void reset_impl(recur::Rng& rng) override { t_ = static_cast<int>(rng.uniform_int(3)); }
+  void reset_impl(recur::Rng& rng, std::optional<uint64_t> /*seed*/) override {
+    t_ = static_cast<int>(rng.uniform_int(3));
+  }
   Outcome step_impl(std::span<const float>) override {
     ++t_;
     if (on_failing_rank_ && ++steps_ == fail_at_)

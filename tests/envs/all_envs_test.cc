@@ -1,6 +1,10 @@
 // One test over every registered env: the shared env checks (envs/env_check.h) must all pass.
 #include <doctest/doctest.h>
 
+#include <memory>
+#include <optional>
+#include <string>
+
 #include "core/error.h"
 #include "envs/env_check.h"
 #include "envs/registry.h"
@@ -80,4 +84,69 @@ TEST_CASE("env options change the dynamics") {
   CHECK(a->step(u).obs[2] != b->step(u).obs[2]);
   auto limited = recur::envs::make("Pendulum-v1", recur::Options{}.set("max_episode_steps", "7"));
   CHECK(limited->max_episode_steps() == 7);
+}
+
+namespace {
+// A coin flip decides the whole episode (as the T-maze's cue): most seeds repeat another seed's
+// episode. `ignore_seed`: the rng is never used, so every seed gives the same episode.
+class CoinFlip final : public recur::envs::Env {
+ public:
+  explicit CoinFlip(bool ignore_seed)
+      : Env(recur::envs::Space::box(0.0f, 1.0f, {1}), recur::envs::Space::discrete(2)),
+        ignore_seed_(ignore_seed) {}
+
+ private:
+  void reset_impl(recur::Rng& rng, std::optional<uint64_t>) override {
+    side_ = ignore_seed_ ? 0 : static_cast<int>(rng.uniform_int(2));
+  }
+  Outcome step_impl(std::span<const float> a) override {
+    return {static_cast<int>(a[0]) == side_ ? 1.0 : -1.0, true};
+  }
+  void observe(std::span<float> obs) const override { obs[0] = static_cast<float>(side_); }
+  bool ignore_seed_;
+  int side_ = 0;
+};
+
+recur::envs::EnvSpec coin_flip(const std::string& id, bool ignore_seed) {
+  return {.id = id,
+          .family = "test",
+          .max_episode_steps = 10,
+          .reward_threshold = {},
+          .summary = "one fair bit",
+          .factory = [ignore_seed](recur::OptionReader&) -> std::unique_ptr<recur::envs::Env> {
+            return std::make_unique<CoinFlip>(ignore_seed);
+          },
+          .source = "test"};
+}
+
+const recur::envs::EnvCheckResult& result(const recur::envs::EnvCheckReport& r,
+                                          const std::string& name) {
+  for (const auto& x : r.results)
+    if (x.name == name) return x;
+  FAIL("no check named " << name);
+  return r.results.front();
+}
+}  // namespace
+
+TEST_CASE("env checks: seeding wants the same seed repeated and some other seed to differ") {
+  recur::envs::Registry reg;
+  reg.add(coin_flip("CoinFlip-v0", false));
+  reg.add(coin_flip("Constant-v0", true));
+  // One bit of randomness: about half the seeds repeat the episode, and that passes, for every
+  // base seed tried.
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    CAPTURE(seed);
+    recur::envs::EnvCheckConfig config;
+    config.seed = seed;
+    const auto report = recur::envs::check_env(reg, "CoinFlip-v0", {}, config);
+    const auto& seeding = result(report, "seeding");
+    INFO(seeding.detail);
+    CHECK(seeding.passed);
+    CHECK(seeding.detail.find("of 16 other seeds differ") != std::string::npos);
+  }
+  // A seed that changes nothing fails, saying so.
+  const auto report = recur::envs::check_env(reg, "Constant-v0");
+  const auto& seeding = result(report, "seeding");
+  CHECK_FALSE(seeding.passed);
+  CHECK(seeding.detail.find("none of 16 other seeds changed the episode") != std::string::npos);
 }

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "envs/registry.h"
 
@@ -121,10 +123,12 @@ class OpaqueCounter final : public recur::envs::Env {
       : Env(recur::envs::Space::box(-1e9f, 1e9f, {1}), recur::envs::Space::discrete(2)) {}
   int resets = 0;
   double value = 0;
+  std::vector<std::optional<uint64_t>> seeds;  // what each reset_impl was handed
 
  private:
-  void reset_impl(recur::Rng& rng) override {
+  void reset_impl(recur::Rng& rng, std::optional<uint64_t> seed) override {
     ++resets;
+    seeds.push_back(seed);
     value = rng.uniform(0.0, 1.0);
   }
   Outcome step_impl(std::span<const float>) override {
@@ -133,7 +137,61 @@ class OpaqueCounter final : public recur::envs::Env {
   }
   void observe(std::span<float> obs) const override { obs[0] = static_cast<float>(value); }
 };
+// An env written against the older reset_impl(Rng&), without the seed.
+class LegacyEnv final : public recur::envs::Env {
+ public:
+  LegacyEnv() : Env(recur::envs::Space::box(0.0f, 1.0f, {1}), recur::envs::Space::discrete(2)) {}
+  double value = 0;
+
+ private:
+  void reset_impl(recur::Rng& rng) override { value = rng.uniform(0.0, 1.0); }
+  Outcome step_impl(std::span<const float>) override { return {0.0, true}; }
+  void observe(std::span<float> obs) const override { obs[0] = static_cast<float>(value); }
+};
+
+// An env that overrides neither form.
+class NoResetEnv final : public recur::envs::Env {
+ public:
+  NoResetEnv() : Env(recur::envs::Space::box(0.0f, 1.0f, {1}), recur::envs::Space::discrete(2)) {}
+
+ private:
+  Outcome step_impl(std::span<const float>) override { return {0.0, true}; }
+  void observe(std::span<float> obs) const override { obs[0] = 0; }
+};
 }  // namespace
+
+TEST_CASE("reset(seed) hands the seed to reset_impl; reset() and restore() hand none") {
+  OpaqueCounter env;
+  env.reset(42);
+  env.reset();
+  env.reset(7);
+  const float action = 0;
+  env.step({&action, 1});
+  OpaqueCounter copy;
+  copy.restore(env.snapshot());  // restarts from the restored RNG: no seed
+  REQUIRE(env.seeds.size() == 3);
+  CHECK(env.seeds[0] == std::optional<uint64_t>(42));
+  CHECK(env.seeds[1] == std::nullopt);
+  CHECK(env.seeds[2] == std::optional<uint64_t>(7));
+  REQUIRE(copy.seeds.size() == 1);
+  CHECK(copy.seeds[0] == std::nullopt);
+  // The rng was reseeded before reset_impl saw the seed: the same seed, the same episode.
+  OpaqueCounter other;
+  other.reset(7);
+  env.reset(7);
+  CHECK(env.value == other.value);
+
+  // Wrappers pass it through (MaskVelocity forwards to the env it masks).
+  auto masked = recur::envs::make("CartPoleNoVel-v1");
+  auto plain = recur::envs::make("CartPole-v1");
+  CHECK(masked->reset(5)[0] == plain->reset(5)[0]);
+
+  // Envs written against reset_impl(Rng&) still work; one with neither form says so.
+  LegacyEnv legacy, legacy2;
+  CHECK(legacy.reset(3)[0] == legacy2.reset(3)[0]);
+  NoResetEnv none;
+  CHECK_THROWS_WITH(none.reset(1), doctest::Contains("overrides neither reset_impl"));
+}
 
 TEST_CASE("an env without a flat state restarts its episode on restore, from the restored RNG") {
   OpaqueCounter source;

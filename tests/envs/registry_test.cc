@@ -26,7 +26,7 @@ class Fragile : public Env {
   }
 
  protected:
-  void reset_impl(recur::Rng&) override {}
+  void reset_impl(recur::Rng&, std::optional<uint64_t>) override {}
   Outcome step_impl(std::span<const float>) override {
     if (elapsed_steps() + 1 == fail_at_) throw std::out_of_range("index 7 past the corridor");
     return {0.0, false};

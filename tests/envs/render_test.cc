@@ -38,7 +38,7 @@ class Blind final : public Env {
   Blind() : Env(recur::envs::Space::box(0.0f, 1.0f, {1}), recur::envs::Space::discrete(2)) {}
 
  private:
-  void reset_impl(recur::Rng&) override {}
+  void reset_impl(recur::Rng&, std::optional<uint64_t>) override {}
   Outcome step_impl(std::span<const float>) override { return {}; }
   void observe(std::span<float> obs) const override { obs[0] = 0; }
 };

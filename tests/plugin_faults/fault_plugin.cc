@@ -2,9 +2,9 @@
 // build breaks the plugin in one way that recur must report clearly
 // (tests/plugin_faults/CMakeLists.txt).
 //
-// The env, Counter: obs [t / 10], Discrete(2), reward 1 per step, terminated at t = 10; each
-// episode starts at a random t0 in {0, 1, 2}, so seeds matter. Its state is t, so runs resume
-// exactly. Options: fail_at, spike_at / spike_reward, nan_obs_at (below).
+// The env, Counter: obs [t / 10], Discrete(2) (BoxCounter-v0: Box(-2, 2, (1,))), reward 1 per step,
+// terminated at t = 10; each episode starts at a random t0 in {0, 1, 2}, so seeds matter. Its state
+// is t, so runs resume exactly. Options: fail_at, spike_at / spike_reward, nan_obs_at (below).
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -18,8 +18,11 @@ using recur::envs::Space;
 
 class Counter : public Env {
  public:
-  explicit Counter(recur::OptionReader& options)
-      : Env(Space::box(0.0f, 1.0f, {1}), Space::discrete(2)),
+  // box_actions: a Box(-2, 2, (1,)) action space instead (BoxCounter-v0: an env whose action
+  // bounds only the plugin knows, for `recur convert export --to onnx`).
+  explicit Counter(recur::OptionReader& options, bool box_actions = false)
+      : Env(Space::box(0.0f, 1.0f, {1}),
+            box_actions ? Space::box(-2.0f, 2.0f, {1}) : Space::discrete(2)),
         fail_at_(static_cast<int>(options.get_int("fail_at", 0))),
         spike_at_(options.get_int("spike_at", 0)),
         spike_reward_(options.get_double("spike_reward", 3e38)),
@@ -30,7 +33,7 @@ class Counter : public Env {
   }
 
  protected:
-  void reset_impl(recur::Rng& rng) override {
+  void reset_impl(recur::Rng& rng, std::optional<uint64_t> /*seed*/) override {
 #if RECUR_TEST_FAULT == 5
     throw std::runtime_error("the counter's reset fails on purpose");
 #endif
@@ -77,14 +80,14 @@ class Counter : public Env {
   int t_ = 0;
 };
 
-recur::envs::EnvSpec counter_spec(const char* id) {
+recur::envs::EnvSpec counter_spec(const char* id, bool box_actions = false) {
   return {.id = id,
           .family = "test",
           .max_episode_steps = 20,
           .reward_threshold = 10.0,
           .summary = "counts to 10 (recur's plugin tests)",
-          .factory = [](recur::OptionReader& o) -> std::unique_ptr<Env> {
-            return std::make_unique<Counter>(o);
+          .factory = [box_actions](recur::OptionReader& o) -> std::unique_ptr<Env> {
+            return std::make_unique<Counter>(o, box_actions);
           }};
 }
 
@@ -120,6 +123,7 @@ RECUR_ENV_PLUGIN("fault-test", "1", registrar) {
   registrar.add(counter_spec("ResetFailCounter-v0"));
 #else
   registrar.add(counter_spec("Counter-v0"));
+  registrar.add(counter_spec("BoxCounter-v0", /*box_actions=*/true));
 #endif
 }
 #endif

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/rng.h"
+#include "policy/policy_actor.h"
+#include "policy/policy_checkpoint.h"
 #include "tests/temp_dir.h"
 
 using namespace recur::policy;
@@ -190,4 +193,56 @@ TEST_CASE("onnx export: a failed write leaves nothing half-written") {
   recur::test::write_all(file, "not a model");
   save_policy_onnx(file, spec, tensors);
   CHECK(recur::test::read_all(file) == policy_to_onnx(spec, tensors));
+}
+
+TEST_CASE("obs_clip: a checkpoint's bound drives the actor (eval) and the ONNX export alike") {
+  PolicySpec spec = kinds()[2].spec;  // continuous: the mean shows small changes of the input
+  spec.obs_clip = 0.5f;
+  const TensorMap params = random_policy(spec, 11);
+  // Recorded only when it is not the default; files without it mean 10.
+  CHECK(spec.to_metadata().at("policy.obs_clip") == "0.5");
+  PolicySpec plain = spec;
+  plain.obs_clip = PolicySpec::kDefaultObsClip;
+  CHECK(plain.to_metadata().count("policy.obs_clip") == 0);
+  CHECK(PolicySpec::from_metadata(plain.to_metadata()).obs_clip == 10.0f);
+  auto zero = spec.to_metadata();
+  zero["policy.obs_clip"] = "0";
+  CHECK_THROWS_AS(PolicySpec::from_metadata(zero), recur::Error);
+
+  // Through a checkpoint file, as `recur eval` loads it.
+  TempDir dir("obs_clip");
+  save_policy(dir.path / "ckpt.safetensors", spec, params);
+  const PolicyCheckpoint loaded = load_policy(dir.path / "ckpt.safetensors");
+  REQUIRE(loaded.spec.obs_clip == 0.5f);
+
+  // Observations far from the prior mean 0 / var 1: clipped at 0.5 instead of 10.
+  const std::vector<float> obs = {3.0f, -2.0f, 0.25f, 5.0f, -7.0f};
+  const std::vector<uint8_t> start = {1};
+  auto act = [&](const PolicySpec& s, std::vector<float>& nobs) {
+    PolicyActor actor(s, 1);
+    actor.load(params);
+    std::vector<float> a(2), lp(1), v(1);
+    recur::Rng rng(0);
+    actor.act(obs, start, rng, /*deterministic=*/true, a, lp, v);
+    nobs.assign(actor.normalized_obs().begin(), actor.normalized_obs().end());
+    return a;
+  };
+  std::vector<float> nobs_clipped, nobs_plain;
+  const auto a_clipped = act(loaded.spec, nobs_clipped);
+  const auto a_plain = act(plain, nobs_plain);
+  CHECK(nobs_clipped == std::vector<float>{0.5f, -0.5f, 0.25f, 0.5f, -0.5f});
+  CHECK(nobs_plain[4] == doctest::Approx(-7.0f).epsilon(1e-6));
+  CHECK(a_clipped != a_plain);
+
+  if (!onnx_export_available()) return;
+  // The export clips with the checkpoint's bound (ObsNormalizer's, whose value it reports) and
+  // carries it in the spec's metadata, so a re-import or a reader sees the same bound.
+  save_policy_onnx(dir.path / "clipped.onnx", loaded.spec, loaded.tensors, {});
+  const OnnxModelInfo m = read_onnx(dir.path / "clipped.onnx");
+  CHECK(m.metadata.at("obs_norm.clip") == "0.5");
+  CHECK(m.metadata.at("policy.obs_clip") == "0.5");
+  save_policy_onnx(dir.path / "plain.onnx", plain, params, {});
+  const OnnxModelInfo p = read_onnx(dir.path / "plain.onnx");
+  CHECK(p.metadata.at("obs_norm.clip") == "10");
+  CHECK(p.metadata.count("policy.obs_clip") == 0);
 }

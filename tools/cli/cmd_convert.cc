@@ -3,7 +3,7 @@
 //
 //   recur convert show CKPT
 //   recur convert export CKPT --to tf-lstm-block|keras --out FILE [--forget-bias F] [--prefix P]
-//   recur convert export CKPT|RUN_DIR --to onnx --out policy.onnx
+//   recur convert export CKPT|RUN_DIR --to onnx --out policy.onnx [--plugin PATH]
 //   recur convert import FILE --from tf-lstm-block|keras --out CKPT [--forget-bias F]
 //
 // Foreign files are safetensors too, with the framework's variable names (see --names); the
@@ -18,7 +18,9 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "agent/env_plugins.h"
 #include "agent/policy_target.h"
 #include "core/error.h"
 #include "policy/canonical_weights.h"
@@ -119,12 +121,21 @@ void show(const std::string& path) {
 
 // The whole policy of a checkpoint or run directory (as `recur eval` loads it) as ONNX; a
 // continuous policy's mean is clamped to the action box of its recorded env when the registry
-// knows that env.
-void export_onnx(const std::string& in, const std::string& out, const LayoutArgs& args) {
+// knows that env. A plugin env's run loads its plugins as `recur eval` does: `plugins` when
+// given, else the ones the checkpoint recorded (an error names a recorded file that is missing
+// or changed), so the box comes from the env.
+void export_onnx(const std::string& in, const std::string& out, const LayoutArgs& args,
+                 const std::vector<std::string>& plugins) {
   policy::convert::require_onnx_export();
   if (args.forget_bias_option->count() || !args.names.empty())
     spdlog::warn("--forget-bias and --names are ignored for onnx (it exports the whole policy)");
   const agent::PolicyTarget target = agent::load_policy_target(in, "", /*foreign_env_ok=*/true);
+  if (!plugins.empty()) {
+    load_cli_plugins(plugins);
+  } else if (const auto it = target.checkpoint.metadata.find(agent::kMetaEnvPlugins);
+             it != target.checkpoint.metadata.end()) {
+    agent::load_recorded_plugins(it->second, target.path.string());
+  }
   const policy::PolicySpec& spec = target.checkpoint.spec;
   const policy::convert::OnnxExportOptions options = agent::onnx_export_options(target);
   if (spec.action_kind == policy::ActionKind::kContinuous && options.action_low.empty())
@@ -147,9 +158,11 @@ void export_onnx(const std::string& in, const std::string& out, const LayoutArgs
 }
 
 void export_core(const std::string& in, const std::string& out, const std::string& prefix,
-                 const LayoutArgs& args) {
+                 const LayoutArgs& args, const std::vector<std::string>& plugins) {
   const Layout layout = parse_layout(args.layout);
-  if (layout == Layout::kOnnx) return export_onnx(in, out, args);
+  if (layout == Layout::kOnnx) return export_onnx(in, out, args, plugins);
+  if (!plugins.empty())
+    spdlog::warn("--plugin is ignored for {} (it exports the core alone)", args.layout);
   const Checkpoint ckpt = policy::load_checkpoint(in);
   const CoreSpec spec = policy::convert::read_core_spec(ckpt, prefix);
   const auto weights = policy::CanonicalWeights::from_tensors(spec, ckpt.tensors, prefix);
@@ -248,6 +261,7 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   struct ExportArgs {
     std::string in, out, prefix = "core.";
     LayoutArgs layout;
+    std::vector<std::string> plugins;
   };
   auto ex = std::make_shared<ExportArgs>();
   auto* export_cmd =
@@ -263,8 +277,9 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   export_cmd->add_option("--prefix", ex->prefix, "Name prefix of the core's canonical tensors")
       ->capture_default_str();
   add_layout_options(export_cmd, ex->layout);
+  add_plugin_option(export_cmd, ex->plugins);
   export_cmd->callback([ex, &exit_code] {
-    export_core(ex->in, ex->out, ex->prefix, ex->layout);
+    export_core(ex->in, ex->out, ex->prefix, ex->layout, ex->plugins);
     exit_code = 0;
   });
 

@@ -130,3 +130,20 @@ TEST_CASE("hdf5: errors name the file and the object") {
   CHECK(e.find(bad) != std::string::npos);
   MESSAGE(e);
 }
+
+TEST_CASE("hdf5: close() fsyncs a created file by its path, and says when it cannot") {
+  TempDir dir("hdf5_sync");
+  {
+    // The normal case: flushed, closed, synced, readable.
+    H5File f = H5File::create(dir.path / "ok.hdf5");
+    f.close();
+    H5File r = H5File::open_read(dir.path / "ok.hdf5");
+    r.close();  // opened for reading: nothing to sync
+  }
+  // The sync reopens the file by name: a file unlinked while open cannot be synced, and close()
+  // reports it instead of letting a writer rename an unsynced file into place.
+  H5File f = H5File::create(dir.path / "gone.hdf5");
+  std::filesystem::remove(dir.path / "gone.hdf5");
+  const std::string e = error_of([&] { f.close(); });
+  CHECK(e.find("gone.hdf5: cannot sync it to disk") != std::string::npos);
+}

@@ -44,7 +44,7 @@ class RememberBit : public Env {
   }
 
  protected:
-  void reset_impl(recur::Rng& rng) override {
+  void reset_impl(recur::Rng& rng, std::optional<uint64_t> /*seed*/) override {
     bit_ = static_cast<int>(rng.uniform_int(2));
     step_ = 0;
   }

@@ -98,7 +98,7 @@ class TMaze final : public Env {
   void draw(render::Canvas& canvas) const override;
 
  private:
-  void reset_impl(Rng& rng) override {
+  void reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) override {
     x_ = 0;
     arm_ = 0;
     goal_ = rng.uniform_int(2) == 0 ? +1 : -1;  // the cue: a fair coin from the env's RNG

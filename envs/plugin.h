@@ -37,8 +37,9 @@
 #include "envs/env.h"
 #include "envs/registry.h"
 
-// Bumped whenever RecurEnvPluginInfo or the way registration works changes.
-#define RECUR_ENV_PLUGIN_ABI_VERSION 1
+// Bumped whenever RecurEnvPluginInfo, the classes that cross the boundary (Env's virtual functions)
+// or the way registration works changes. 2: Env::reset_impl receives the reset seed.
+#define RECUR_ENV_PLUGIN_ABI_VERSION 2
 
 namespace recur::envs {
 

@@ -77,14 +77,6 @@ void check_env(const Checker& c, const EnvConfig& e) {
   c.require(!e.id.empty(), "env.id", e.id, "an env id (`recur envs` lists them)");
   c.require(e.num_envs >= 1, "env.num_envs", e.num_envs, ">= 1");
   c.require(e.clip_obs > 0, "env.clip_obs", e.clip_obs, "> 0");
-  // The policy records and applies its bound (policy::PolicySpec::obs_clip: actor, evaluation,
-  // ONNX export), but the trainer does not hand env.clip_obs to it yet (make_policy_spec in
-  // agent/ppo/trainer.cc): until it does, another bound would be ignored, so it is refused.
-  RECUR_CHECK(e.clip_obs == 10.0f,
-              "{}env.clip_obs = {} is not supported yet: training clips normalized observations "
-              "at 10 (the trainer does not pass env.clip_obs to the policy). Remove the key or "
-              "set it to 10.",
-              c.lead("env.clip_obs"), e.clip_obs);
   c.require(e.clip_reward > 0, "env.clip_reward", e.clip_reward, "> 0");
 }
 

@@ -55,6 +55,8 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
               venv_->num_envs(), config.env.num_envs);
   spec_ = make_policy_spec(config.policy, venv_->single_observation_space(),
                            venv_->single_action_space());
+  // The normalizer's bound travels with the policy (checkpoints, eval, ONNX export).
+  spec_.obs_clip = config.env.clip_obs;
   Rng init_rng(derive_seed(config.run.seed, 0x1417));
   const policy::TensorMap params = policy::init_policy(spec_, init_rng);
   actor_ = std::make_unique<policy::PolicyActor>(spec_, config.env.num_envs, actor_placement_);

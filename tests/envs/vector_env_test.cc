@@ -6,7 +6,7 @@
 
 #include "core/rng.h"
 #include "envs/registry.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
 
 using recur::envs::VectorEnv;
 

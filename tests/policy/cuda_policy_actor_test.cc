@@ -22,9 +22,9 @@
 #include "policy/devices.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
-#include "tests/alloc_counter.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 #ifdef RECUR_WITH_CUDA
 #include "policy/cuda/cuda_policy_actor.h"

@@ -29,8 +29,8 @@
 #include "policy/convert/flat_layout.h"
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/cuda/cuda_step_executor.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 

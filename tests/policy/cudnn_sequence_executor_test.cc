@@ -23,8 +23,8 @@
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cudnn/cudnn_sequence_executor.h"
 #include "policy/cudnn/cudnn_weight_table.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 

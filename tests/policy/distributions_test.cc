@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
 
 using recur::Rng;
 using recur::policy::Categorical;

@@ -10,8 +10,8 @@
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/reference_core.h"
-#include "tests/alloc_counter.h"
-#include "tests/rel_err.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 

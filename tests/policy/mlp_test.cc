@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
 
 using recur::Rng;
 using recur::policy::Activation;

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
 
 using recur::Rng;
 using recur::policy::ObsNormalizer;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur::policy;
 using namespace recur::policy::convert;

@@ -10,8 +10,8 @@
 #include "core/rng.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
-#include "tests/alloc_counter.h"
-#include "tests/rel_err.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "agent/config/yaml.h"
-#include "agent/train_job.h"
 #include "agent/ppo/trainer.h"
-#include "tests/temp_dir.h"
+#include "agent/train_job.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur;
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "tests/alloc_counter.h"
-#include "tests/temp_dir.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur::agent;

@@ -10,7 +10,7 @@
 #include "envs/box2d/bipedal_walker.h"
 #include "envs/registry.h"
 #include "envs/render/canvas.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
 
 namespace {
 
@@ -143,9 +143,9 @@ TEST_CASE("BipedalWalker draws Gymnasium's scene") {
   }
 }
 
-// tests/alloc_counter.h counts operator new; Box2D allocates through b2Alloc (malloc), which it
-// does not see. Box2D's malloc calls were measured separately (bipedal_walker_physics.h: none per
-// step); this test guards recur's own code and the world's C++ side.
+// tests/support/alloc_counter.h counts operator new; Box2D allocates through b2Alloc (malloc),
+// which it does not see. Box2D's malloc calls were measured separately (bipedal_walker_physics.h:
+// none per step); this test guards recur's own code and the world's C++ side.
 TEST_CASE("BipedalWalker: no heap allocation per step in the steady state") {
   if (!recur::test::AllocationCounter::available()) {
     MESSAGE("[skip] allocation counting is off in sanitizer builds");

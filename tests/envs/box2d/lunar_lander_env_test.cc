@@ -10,7 +10,7 @@
 #include "envs/box2d/heuristic.h"
 #include "envs/box2d/lunar_lander.h"
 #include "envs/registry.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
 
 namespace {
 std::string error_of(const std::string& id, const recur::Options& options) {

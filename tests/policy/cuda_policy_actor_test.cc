@@ -422,7 +422,7 @@ TEST_CASE("cuda policy actor marks its stages on plain launches only") {
 TEST_CASE("cuda policy actor allocates nothing while acting") {
   if (!recur::test::gpu_or_skip("cuda policy actor allocates nothing while acting")) return;
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   const PolicySpec spec = actor_spec(ActionKind::kContinuous, false, CellType::kLstm);

@@ -10,12 +10,13 @@
 // wrong gate, bias, clip or reset gives errors of order 1e-1.
 //
 // Compiled in every build; without CUDA support or without a usable GPU each case prints
-// "[skip] ..." and passes.
+// "[skip] ..." and ctest reports it as skipped.
 #include <doctest/doctest.h>
 
 #include <cstdio>
 
 #include "policy/devices.h"
+#include "tests/support/skip.h"
 
 #ifdef RECUR_WITH_CUDA
 
@@ -329,8 +330,8 @@ TEST_CASE("cuda step executor load_device equals load of canonical weights") {
 #else  // no CUDA in this build
 
 TEST_CASE("cuda step executor tests need a CUDA build") {
-  std::printf("[skip] cuda step executor: no usable GPU: %s\n",
-              recur::policy::query_devices().gpu_unavailable.c_str());
+  recur::test::skip("cuda step executor: no usable GPU: " +
+                    recur::policy::query_devices().gpu_unavailable);
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include "envs/registry.h"
 #include "envs/render/canvas.h"
 #include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
 
 namespace {
 
@@ -148,7 +149,7 @@ TEST_CASE("BipedalWalker draws Gymnasium's scene") {
 // none per step); this test guards recur's own code and the world's C++ side.
 TEST_CASE("BipedalWalker: no heap allocation per step in the steady state") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   auto env = recur::envs::make("BipedalWalker-v3");

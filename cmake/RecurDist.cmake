@@ -23,7 +23,7 @@ if(NOT _recur_mpi STREQUAL "OFF")
   endif()
   if(MPI_C_FOUND)
     set(RECUR_WITH_MPI ON)
-    # mpiexec for the multi-rank tests (tests/dist).
+    # mpiexec for the multi-rank tests (tests/agent/dist/ranks).
     set(RECUR_MPIEXEC "${MPIEXEC_EXECUTABLE}")
   endif()
 endif()

@@ -14,7 +14,7 @@
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"
 #include "core/error.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur::agent;

@@ -17,8 +17,8 @@
 #include "agent/config/yaml.h"
 #include "agent/run/tensorboard.h"
 #include "policy/policy_checkpoint.h"
-#include "tests/gpu_skip.h"
-#include "tests/temp_dir.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur;
 

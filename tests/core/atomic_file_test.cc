@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur;
 using recur::test::TempDir;

@@ -1,6 +1,6 @@
 // Parity with Gymnasium: replays tests/data/gymnasium/<id>.txt (written by
-// tests/data/gymnasium/generate.py). For every recorded step, recur's env is put into Gymnasium's state
-// before the step, given the same action, and must produce the same next state, observation,
+// tests/data/gymnasium/generate.py). For every recorded step, recur's env is put into Gymnasium's
+// state before the step, given the same action, and must produce the same next state, observation,
 // reward and flags. Tolerance 1e-6 relative to max(1, |value|): the float64 dynamics are ported
 // operation for operation, so differences come only from libm vs numpy transcendental functions
 // (ulp level) and, for MountainCarContinuous, from numpy's float32 intermediates (see its header).
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "envs/registry.h"
-#include "tests/golden_text.h"
+#include "tests/support/golden_text.h"
 
 namespace {
 
@@ -38,7 +38,8 @@ void replay(const std::string& id) {
   const std::string path =
       std::string(dir && *dir ? dir : RECUR_TEST_DATA_DIR) + "/gymnasium/" + id + ".txt";
   std::ifstream file(path);
-  REQUIRE_MESSAGE(file.good(), "missing golden file " << path << " (tests/data/gymnasium/generate.py)");
+  REQUIRE_MESSAGE(file.good(),
+                  "missing golden file " << path << " (tests/data/gymnasium/generate.py)");
 
   std::unique_ptr<recur::envs::Env> env;
   Stats stats;

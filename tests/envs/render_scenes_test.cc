@@ -27,8 +27,8 @@
 #include "envs/registry.h"
 #include "envs/render/canvas.h"
 #include "envs/render/renderer.h"
-#include "tests/alloc_counter.h"
 #include "tests/envs/render_frames.h"
+#include "tests/support/alloc_counter.h"
 
 namespace fs = std::filesystem;
 using namespace render_test;

@@ -24,8 +24,9 @@
 #include "envs/registry.h"
 #include "envs/render/canvas.h"
 #include "envs/render/renderer.h"
-#include "tests/alloc_counter.h"
 #include "tests/envs/render_frames.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
 
 namespace fs = std::filesystem;
 using namespace render_test;
@@ -261,7 +262,7 @@ TEST_CASE("render: write_png round-trips through Cairo's PNG reader") {
 
 TEST_CASE("render: rendering allocates nothing after the first frame") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   for (const std::string& id : recur::envs::registry().ids()) {

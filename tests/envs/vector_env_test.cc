@@ -6,7 +6,8 @@
 
 #include "core/rng.h"
 #include "envs/registry.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
 
 using recur::envs::VectorEnv;
 
@@ -137,7 +138,7 @@ TEST_CASE("VectorEnv rejects a bad action before stepping any env") {
 
 TEST_CASE("VectorEnv steps without heap allocation") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   for (const char* id :

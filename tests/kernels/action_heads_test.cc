@@ -18,8 +18,8 @@
 #include "kernels/cuda_memory.h"
 #include "policy/devices.h"
 #include "policy/distributions.h"
-#include "tests/device_copy.h"
-#include "tests/gpu_skip.h"
+#include "tests/support/device_copy.h"
+#include "tests/support/gpu_skip.h"
 
 namespace {
 

@@ -1,9 +1,9 @@
 // The device learner's kernels against their host references: the distribution kernels against
 // policy::Categorical / policy::DiagGaussian, the PPO loss against ppo_element summed on the host,
-// normalization against agent/ppo/updater.cc's formula, the gradient norm and Adam against host loops,
-// and every reduction run twice for bitwise determinism. Sizes span one partial block to more
-// rows than the stage-1 grid has threads (grid-stride loops). Skipped (with a message) without a
-// usable GPU.
+// normalization against agent/ppo/updater.cc's formula, the gradient norm and Adam against host
+// loops, and every reduction run twice for bitwise determinism. Sizes span one partial block to
+// more rows than the stage-1 grid has threads (grid-stride loops). Skipped (with a message) without
+// a usable GPU.
 //
 // Tolerances:
 //  * elementwise float32 results: 1e-6 relative. The kernels run the host's operations in the
@@ -33,8 +33,8 @@
 #include "kernels/ppo_loss.h"
 #include "kernels/reduction.h"
 #include "policy/distributions.h"
-#include "tests/device_copy.h"
-#include "tests/gpu_skip.h"
+#include "tests/support/device_copy.h"
+#include "tests/support/gpu_skip.h"
 
 namespace {
 

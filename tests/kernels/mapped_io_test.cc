@@ -15,8 +15,8 @@
 #include "core/error.h"
 #include "kernels/cuda_memory.h"
 #include "kernels/mapped_io.h"
-#include "tests/device_copy.h"
-#include "tests/gpu_skip.h"
+#include "tests/support/device_copy.h"
+#include "tests/support/gpu_skip.h"
 
 namespace {
 

@@ -22,9 +22,9 @@
 #include "policy/devices.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
-#include "tests/alloc_counter.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 #ifdef RECUR_WITH_CUDA
 #include "policy/cuda/cuda_policy_actor.h"
@@ -422,7 +422,7 @@ TEST_CASE("cuda policy actor marks its stages on plain launches only") {
 TEST_CASE("cuda policy actor allocates nothing while acting") {
   if (!recur::test::gpu_or_skip("cuda policy actor allocates nothing while acting")) return;
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   const PolicySpec spec = actor_spec(ActionKind::kContinuous, false, CellType::kLstm);

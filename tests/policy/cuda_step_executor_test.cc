@@ -10,12 +10,13 @@
 // wrong gate, bias, clip or reset gives errors of order 1e-1.
 //
 // Compiled in every build; without CUDA support or without a usable GPU each case prints
-// "[skip] ..." and passes.
+// "[skip] ..." and ctest reports it as skipped.
 #include <doctest/doctest.h>
 
 #include <cstdio>
 
 #include "policy/devices.h"
+#include "tests/support/skip.h"
 
 #ifdef RECUR_WITH_CUDA
 
@@ -29,8 +30,8 @@
 #include "policy/convert/flat_layout.h"
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/cuda/cuda_step_executor.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 
@@ -329,8 +330,8 @@ TEST_CASE("cuda step executor load_device equals load of canonical weights") {
 #else  // no CUDA in this build
 
 TEST_CASE("cuda step executor tests need a CUDA build") {
-  std::printf("[skip] cuda step executor: no usable GPU: %s\n",
-              recur::policy::query_devices().gpu_unavailable.c_str());
+  recur::test::skip("cuda step executor: no usable GPU: " +
+                    recur::policy::query_devices().gpu_unavailable);
 }
 
 #endif

@@ -31,8 +31,8 @@
 #include "kernels/cuda_memory.h"
 #include "policy/cuda/cuda_train_mlp.h"
 #include "policy/mlp.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 using recur::kernels::DeviceBuffer;

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "policy/devices.h"
+#include "tests/support/skip.h"
 
 #ifdef RECUR_WITH_CUDA
 
@@ -23,8 +24,8 @@
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cudnn/cudnn_sequence_executor.h"
 #include "policy/cudnn/cudnn_weight_table.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 
@@ -290,8 +291,8 @@ TEST_CASE("cudnn sequence executor persist_small_h equals standard") {
 #else  // no CUDA in this build
 
 TEST_CASE("cudnn sequence executor is not built without CUDA") {
-  std::printf("[skip] cudnn sequence executor: no usable GPU: %s\n",
-              recur::policy::query_devices().gpu_unavailable.c_str());
+  recur::test::skip("cudnn sequence executor: no usable GPU: " +
+                    recur::policy::query_devices().gpu_unavailable);
 }
 
 #endif

@@ -8,7 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
 
 using recur::Rng;
 using recur::policy::Categorical;
@@ -289,7 +290,7 @@ TEST_CASE("DiagGaussian samples have the mean and standard deviation") {
 
 TEST_CASE("Distributions do not allocate") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   Rng rng(8);

@@ -10,8 +10,9 @@
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/reference_core.h"
-#include "tests/alloc_counter.h"
-#include "tests/rel_err.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/rel_err.h"
+#include "tests/support/skip.h"
 
 using namespace recur::policy;
 
@@ -293,7 +294,7 @@ TEST_CASE("step executor state can be read written and reset per slot") {
 
 TEST_CASE("step executor steps without heap allocation") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   for (auto [cell, B, H] :

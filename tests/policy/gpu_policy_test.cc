@@ -12,8 +12,8 @@
 #include "policy/devices.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
 
 using recur::Rng;
 using recur::policy::Activation;
@@ -293,7 +294,7 @@ TEST_CASE("Mlp rejects bad specs and bad buffers") {
 
 TEST_CASE("Mlp forward and backward do not allocate after reserve") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   Rng rng(8);

@@ -8,7 +8,8 @@
 
 #include "core/error.h"
 #include "core/rng.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
 
 using recur::Rng;
 using recur::policy::ObsNormalizer;
@@ -165,7 +166,7 @@ TEST_CASE("ObsNormalizer rejects bad tensors and bad configs") {
 
 TEST_CASE("ObsNormalizer update and normalize do not allocate") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   Rng rng(4);

@@ -17,7 +17,7 @@
 #include "core/rng.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_checkpoint.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur::policy;
 using namespace recur::policy::convert;

@@ -10,8 +10,9 @@
 #include "core/rng.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_learner.h"
-#include "tests/alloc_counter.h"
-#include "tests/rel_err.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/rel_err.h"
+#include "tests/support/skip.h"
 
 using namespace recur::policy;
 
@@ -169,7 +170,7 @@ TEST_CASE("policy parameters and spec round trip") {
 
 TEST_CASE("acting allocates nothing after construction") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous}) {

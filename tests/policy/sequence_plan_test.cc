@@ -13,7 +13,7 @@
 #include "core/rng.h"
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/sequence_plan.h"
-#include "tests/rel_err.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur::policy;
 

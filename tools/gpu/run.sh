@@ -45,7 +45,7 @@ if section "GPU test cases" 120; then
     rc=$?
     verdict=FAIL
     if ((rc == 0)) && grep -q '^\[skip\]' "$log"; then
-      verdict=SKIP # tests/gpu_skip.h printed why: no usable GPU here
+      verdict=SKIP # tests/support/gpu_skip.h printed why: no usable GPU here
       skip=$((skip + 1))
     elif ((rc == 0)); then
       verdict=PASS

@@ -297,7 +297,8 @@ TEST_CASE("every shipped config loads, validates and builds its trainer") {
     CAPTURE(entry.path().string());
     const recur::agent::TrainConfig c = load_config(entry.path(), {});
     // A config for a plugin's env (configs/tmaze.yaml) says how to name the plugin; its trainer
-    // is built by the plugin's own tests (tests/plugins: plugin.tmaze_train), which build it.
+    // is built by the plugin's own tests (tests/envs/plugins/tmaze: plugin.tmaze_train), which
+    // build it.
     if (recur::envs::registry().find(c.env.id) == nullptr && c.env.plugin.empty()) {
       std::ifstream in(entry.path());
       const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -10,7 +10,7 @@
 #include "agent/dist/communicator.h"
 #include "agent/dist/moments.h"
 #include "core/error.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur;
 namespace dist = recur::agent::dist;

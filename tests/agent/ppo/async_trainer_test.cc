@@ -13,7 +13,7 @@
 #include "agent/config/yaml.h"
 #include "agent/ppo/trainer.h"
 #include "agent/train_job.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur;
 

@@ -20,8 +20,8 @@
 #include "core/rng.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"
-#include "tests/gpu_skip.h"
-#include "tests/rel_err.h"
+#include "tests/support/gpu_skip.h"
+#include "tests/support/rel_err.h"
 
 using namespace recur;
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur::agent::record;

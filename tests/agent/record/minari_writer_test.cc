@@ -25,7 +25,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "envs/registry.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur;

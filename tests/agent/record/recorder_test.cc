@@ -15,14 +15,14 @@
 
 #include "agent/config/yaml.h"
 #include "agent/evaluator.h"
+#include "agent/ppo/trainer.h"
 #include "agent/record/minari_writer.h"
 #include "agent/record/video_writer.h"
 #include "agent/train_job.h"
-#include "agent/ppo/trainer.h"
 #include "core/error.h"
 #include "envs/registry.h"
 #include "policy/policy_actor.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur;
 namespace rec = recur::agent::record;

@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "tests/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 extern "C" {
 #include <libavutil/pixfmt.h>

@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "tests/alloc_counter.h"
-#include "tests/temp_dir.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace recur::agent;
@@ -246,7 +247,7 @@ TEST_CASE("tensorboard: a directory that cannot be made is a recur::Error naming
 
 TEST_CASE("tensorboard: logging a scalar allocates nothing once warm") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   TempDir tmp("tensorboard_test");

@@ -10,7 +10,8 @@
 #include "envs/box2d/bipedal_walker.h"
 #include "envs/registry.h"
 #include "envs/render/canvas.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
 
 namespace {
 
@@ -143,12 +144,12 @@ TEST_CASE("BipedalWalker draws Gymnasium's scene") {
   }
 }
 
-// tests/alloc_counter.h counts operator new; Box2D allocates through b2Alloc (malloc), which it
-// does not see. Box2D's malloc calls were measured separately (bipedal_walker_physics.h: none per
-// step); this test guards recur's own code and the world's C++ side.
+// tests/support/alloc_counter.h counts operator new; Box2D allocates through b2Alloc (malloc),
+// which it does not see. Box2D's malloc calls were measured separately (bipedal_walker_physics.h:
+// none per step); this test guards recur's own code and the world's C++ side.
 TEST_CASE("BipedalWalker: no heap allocation per step in the steady state") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   auto env = recur::envs::make("BipedalWalker-v3");

@@ -11,7 +11,7 @@
 
 #include "envs/box2d/bipedal_walker_physics.h"
 #include "envs/box2d/bipedal_walker_terrain.h"
-#include "tests/golden_text.h"
+#include "tests/support/golden_text.h"
 
 namespace bw_test {
 

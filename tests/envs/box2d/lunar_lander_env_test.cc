@@ -10,7 +10,8 @@
 #include "envs/box2d/heuristic.h"
 #include "envs/box2d/lunar_lander.h"
 #include "envs/registry.h"
-#include "tests/alloc_counter.h"
+#include "tests/support/alloc_counter.h"
+#include "tests/support/skip.h"
 
 namespace {
 std::string error_of(const std::string& id, const recur::Options& options) {
@@ -116,7 +117,7 @@ TEST_CASE("LunarLander env: continuous actions are clipped to [-1, 1]; seeds nam
 
 TEST_CASE("LunarLander env: steady-state steps make no heap allocation") {
   if (!recur::test::AllocationCounter::available()) {
-    MESSAGE("[skip] allocation counting is off in sanitizer builds");
+    recur::test::skip("allocation counting is off in sanitizer builds");
     return;
   }
   // Whole heuristic episodes (flight, touchdown with new contacts, rest) after the reset; the

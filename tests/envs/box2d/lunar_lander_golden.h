@@ -1,5 +1,5 @@
-// Reader of tests/data/box2d/lunar_lander/ (written by tests/data/box2d/lunar_lander/generate.py from
-// Gymnasium): episodes with every RNG draw and, per step, the lander's Box2D body state, the
+// Reader of tests/data/box2d/lunar_lander/ (written by tests/data/box2d/lunar_lander/generate.py
+// from Gymnasium): episodes with every RNG draw and, per step, the lander's Box2D body state, the
 // observation, reward, flags and prev_shaping. The format is described in the file's header.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include "core/options.h"
 #include "envs/box2d/lunar_lander_sim.h"
-#include "tests/golden_text.h"
+#include "tests/support/golden_text.h"
 
 namespace recur::test::lunar_lander {
 

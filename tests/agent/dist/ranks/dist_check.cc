@@ -1,7 +1,7 @@
 // Multi-rank checks of data-parallel training (agent/dist/), run by ctest under
-// `mpirun -np 2 dist_check MODE` (tests/dist/CMakeLists.txt). Each rank prints what it checks;
-// the exit status is 0 on every rank only when every check passed (a failing rank exits 1, and
-// mpirun reports the job as failed).
+// `mpirun -np 2 dist_check MODE` (tests/agent/dist/ranks/CMakeLists.txt). Each rank prints what it
+// checks; the exit status is 0 on every rank only when every check passed (a failing rank exits 1,
+// and mpirun reports the job as failed).
 //
 //   identical [async]  K updates of a 2-rank Trainer (observation and reward normalization on,
 //                      2 minibatches): every rank ends with bit-identical policy tensors,

@@ -1,5 +1,5 @@
 // Counts heap allocations made by any thread while a scope is open, through a replaced global
-// operator new (tests/alloc_counter.cc). Used to prove that step loops do not allocate.
+// operator new (tests/support/alloc_counter.cc). Used to prove that step loops do not allocate.
 #pragma once
 
 #include <cstddef>

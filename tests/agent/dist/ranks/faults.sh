@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel faults, as a user meets them (tests/dist/CMakeLists.txt runs each mode):
+# Data-parallel faults, as a user meets them (tests/agent/dist/ranks/CMakeLists.txt runs each mode):
 #   kill      SIGKILL one rank mid-run: the job ends promptly with a non-zero status, the latest
 #             checkpoint stays loadable, and --resume on 2 ranks finishes the run
 #   hang      SIGSTOP one rank: its peer gives up after dist.timeout_s, naming the collective,

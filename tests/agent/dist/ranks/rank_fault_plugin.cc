@@ -1,6 +1,6 @@
-// An env plugin for the data-parallel fault tests (tests/dist/CMakeLists.txt): Counter (obs
-// [t / 10], Discrete(2), reward 1 per step, terminated at t = 10) that throws in step() once it
-// has taken `fail_at` steps, on the rank named by the option `fail_rank` only (read from the
+// An env plugin for the data-parallel fault tests (tests/agent/dist/ranks/CMakeLists.txt): Counter
+// (obs [t / 10], Discrete(2), reward 1 per step, terminated at t = 10) that throws in step() once
+// it has taken `fail_at` steps, on the rank named by the option `fail_rank` only (read from the
 // launcher's OMPI_COMM_WORLD_RANK): one rank fails while its peers wait in a collective.
 #include <cstdlib>
 #include <memory>

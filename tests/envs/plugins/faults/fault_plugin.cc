@@ -1,6 +1,6 @@
 // A small env plugin for the loader's tests, compiled once per fault (RECUR_TEST_FAULT): each
 // build breaks the plugin in one way that recur must report clearly
-// (tests/plugin_faults/CMakeLists.txt).
+// (tests/envs/plugins/faults/CMakeLists.txt).
 //
 // The env, Counter: obs [t / 10], Discrete(2) (BoxCounter-v0: Box(-2, 2, (1,))), reward 1 per step,
 // terminated at t = 10; each episode starts at a random t0 in {0, 1, 2}, so seeds matter. Its state

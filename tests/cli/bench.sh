@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# recur bench (tests/cli/lib.sh says how cases run).
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+case_bench_envs() {
+  run_ok recur bench envs --env CartPole-v1 --steps 20000 --repeats 1 --num-envs 4 --threads 2
+  expect_text 'CartPole-v1'
+}
+
+# Without a GPU (CI) the GPU benchmark names what is missing, exit 2.
+case_bench_rnn_gpu_without_gpu() {
+  run_status 2 recur bench rnn-gpu
+  expect_text 'recur bench rnn-gpu: (no usable GPU|this build of recur has no CUDA support)'
+}
+
+# recur bench devices: the CPU rows at tiny sizes (the GPU rows need a GPU; the note says why
+# they are absent).
+case_bench_devices_cpu() {
+  run_ok recur bench devices --envs 1,4 --learner-envs 2 --hidden 8 --seq-len 4 \
+    --min-seconds 0.01 --csv
+  expect_text '(?s)actor,cpu,4,8,1,.*learner,cpu,2,8,4,'
+}
+
+# recur bench train: device pairs side by side (cpu/cpu and auto/auto, which resolves to cpu/cpu
+# without a GPU), rows named by the resolved devices.
+case_bench_train_devices() {
+  run_ok recur --log-level warn bench train "$CONFIGS/cartpole_novel.yaml" --updates 1 \
+    --modes sync --devices cpu/cpu,auto/auto --set env.num_envs=4 --set algo.rollout_steps=16 \
+    --set algo.num_minibatches=1
+  expect_text <<'END'
+cpu/cpu +sync +1 .*
+(cpu|cuda)/(cpu|cuda) +sync +1 .*
+...
+.*x env steps/s
+END
+}
+
+# A malformed pair fails before any training.
+case_bench_train_bad_devices() {
+  run_status 2 recur bench train "$CONFIGS/cartpole_novel.yaml" --devices gpu/cpu
+  expect_text "--devices: 'gpu' in 'gpu/cpu' is not cpu, cuda or auto"
+}
+
+main "$@"

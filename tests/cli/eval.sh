@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# recur eval (tests/cli/lib.sh says how cases run; train.sh has train_and_eval).
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+# Without a GPU (CI) --device cuda fails clearly (exit 2), never crashes, and --device auto
+# falls back to the CPU. (On a GPU machine the cuda run would succeed; GPU machines run the
+# bundled recur_tests, not ctest: see tools/gpu/bundle.sh.)
+case_eval_device_cuda_without_gpu() {
+  recur --log-level warn train "$CONFIGS/cartpole.yaml" --set run.total_env_steps=512 \
+    --set "run.output_dir=$tmp" --set run.final_eval_episodes=1 >/dev/null 2>&1
+  run_status 2 recur eval cartpole-* --episodes 1 --device cuda
+  run recur eval cartpole-* --episodes 1 --device auto
+  expect_text <<'END'
+--device: cuda was asked for, but .*
+...
+.*--device: auto -> cpu.*
+...
+.*episodes
+END
+}
+
+# --video with --video-episodes films the episodes named (the shared run of record.sh's
+# record_fixture_train).
+case_eval_video() {
+  : "${RECUR_RECORD_RUN:?the shared run directory (record.sh record_fixture_train)}"
+  run_ok recur eval "$RECUR_RECORD_RUN"/cartpole-* --episodes 3 --deterministic \
+    --video "$tmp/videos" --video-episodes 0,2
+  run_ok ls videos
+  expect_text <<'END'
+\(3 episodes, deterministic\): return .*; videos 2 in .*/videos
+rl-video-episode-0.mp4
+rl-video-episode-2.mp4
+END
+}
+
+main "$@"

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "agent/env_output_checks.h"
+#include "core/moments.h"
 
 namespace recur::agent {
 
@@ -19,7 +20,7 @@ void RewardNormalizer::update_and_scale(std::span<float> rewards, std::span<cons
     samples = static_cast<size_t>(
         std::count_if(transition.begin(), transition.end(), [](uint8_t t) { return t != 0; }));
   if (samples > 0) {
-    // Chan's parallel update of the return statistics with this batch.
+    // The return statistics with this batch (core/moments.h).
     double bmean = 0, bm2 = 0;
     const auto n = static_cast<double>(samples);
     for (size_t i = 0; i < rewards.size(); ++i) {
@@ -29,10 +30,10 @@ void RewardNormalizer::update_and_scale(std::span<float> rewards, std::span<cons
     }
     for (size_t i = 0; i < rewards.size(); ++i)
       if (counts(i)) bm2 += (running_return[i] - bmean) * (running_return[i] - bmean);
-    const double delta = bmean - mean, total = count + n;
-    mean += delta * n / total;
-    var = (var * count + bm2 + delta * delta * count * n / total) / total;
-    count = total;
+    double m2 = var * count;  // kept as a variance
+    merge_moments(count, n, bmean, bm2, mean, m2);
+    count += n;
+    var = m2 / count;
     if (tracked) tracked->add(n, std::span<const double>(&bmean, 1), {&bm2, 1});
   }
   const double scale = 1.0 / std::sqrt(var + 1e-8);

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/moments.h"
 
 namespace recur::policy {
 
@@ -36,23 +37,11 @@ void ObsNormalizer::update(int n, std::span<const float> batch) {
                   "ObsNormalizer.update: n {} with a batch of {} floats (want n x {})", n,
                   batch.size(), dim_);
   if (frozen_ || n == 0) return;
-  const auto d = static_cast<size_t>(dim_);
-  // The batch's own mean and sum of squared deviations, two passes (exact enough in float64).
-  std::fill(batch_mean_.begin(), batch_mean_.end(), 0.0);
-  std::fill(batch_m2_.begin(), batch_m2_.end(), 0.0);
-  for (size_t k = 0; k < batch.size(); ++k) batch_mean_[k % d] += static_cast<double>(batch[k]);
-  const double nb = n;
-  for (auto& m : batch_mean_) m /= nb;
-  for (size_t k = 0; k < batch.size(); ++k) {
-    const double dev = static_cast<double>(batch[k]) - batch_mean_[k % d];
-    batch_m2_[k % d] += dev * dev;
-  }
-  // Chan et al.: M2 = M2_a + M2_b + delta^2 n_a n_b / (n_a + n_b), mean moves by delta n_b / n.
-  const double total = count_ + nb;
-  for (size_t j = 0; j < d; ++j) {
-    const double delta = batch_mean_[j] - mean_[j];
-    const double m2 = var_[j] * count_ + batch_m2_[j] + delta * delta * count_ * nb / total;
-    mean_[j] += delta * nb / total;
+  batch_moments(n, batch, batch_mean_, batch_m2_);
+  const double nb = n, total = count_ + nb;
+  for (size_t j = 0; j < batch_mean_.size(); ++j) {
+    double m2 = var_[j] * count_;  // the statistics are kept as variances
+    merge_moments(count_, nb, batch_mean_[j], batch_m2_[j], mean_[j], m2);
     var_[j] = m2 / total;
   }
   count_ = total;

@@ -4,6 +4,7 @@
 
 #include "agent/dist/communicator.h"
 #include "core/error.h"
+#include "core/moments.h"
 
 namespace recur::agent::dist {
 
@@ -17,30 +18,18 @@ void Moments::add(int n, std::span<const float> batch) {
   const auto d = mean.size();
   RECUR_ASSERT(n >= 0 && batch.size() == static_cast<size_t>(n) * d);
   if (n == 0) return;
-  // The batch's own mean and M2 in two passes, then one merge.
-  auto& bmean = batch_mean_;
-  auto& bm2 = batch_m2_;
-  bmean.assign(d, 0.0);
-  bm2.assign(d, 0.0);
-  for (size_t k = 0; k < batch.size(); ++k) bmean[k % d] += static_cast<double>(batch[k]);
-  for (auto& m : bmean) m /= n;
-  for (size_t k = 0; k < batch.size(); ++k) {
-    const double dev = static_cast<double>(batch[k]) - bmean[k % d];
-    bm2[k % d] += dev * dev;
-  }
-  add(static_cast<double>(n), bmean, bm2);
+  batch_mean_.resize(d);
+  batch_m2_.resize(d);
+  batch_moments(n, batch, batch_mean_, batch_m2_);
+  add(static_cast<double>(n), batch_mean_, batch_m2_);
 }
 
 void Moments::add(double n, std::span<const double> bmean, std::span<const double> bm2) {
   RECUR_ASSERT(bmean.size() == mean.size() && bm2.size() == mean.size());
   if (n <= 0) return;
-  const double total = count + n;
-  for (size_t j = 0; j < mean.size(); ++j) {
-    const double delta = bmean[j] - mean[j];
-    m2[j] += bm2[j] + delta * delta * count * n / total;
-    mean[j] += delta * n / total;
-  }
-  count = total;
+  for (size_t j = 0; j < mean.size(); ++j)
+    merge_moments(count, n, bmean[j], bm2[j], mean[j], m2[j]);
+  count += n;
 }
 
 std::vector<double> Moments::variance() const {

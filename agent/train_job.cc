@@ -13,7 +13,7 @@
 #include "agent/dist/rank_checks.h"
 #include "agent/env_plugins.h"
 #include "agent/record/recorder.h"
-#include "agent/resume_state.h"
+#include "agent/run/resume_state.h"
 #include "agent/run/csv_log.h"
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"

@@ -53,7 +53,7 @@ struct TrainJobOptions {
 };
 
 // `config_yaml` is the resolved config written into a new run directory. Resuming continues
-// from the run's latest checkpoint and trainer state (agent/resume_state.h) and, for envs whose
+// from the run's latest checkpoint and trainer state (agent/run/resume_state.h) and, for envs whose
 // state can be saved, produces exactly the rows, evaluations, checkpoints and time to target an
 // uninterrupted run would have produced. Resuming a run that is complete (its final evaluation
 // written, run.total_env_steps reached) writes nothing and returns already_complete.

@@ -1,6 +1,6 @@
 // PPO's resume state (PpoTrainer::save_state's JSON text, format "recur.trainer_state/1") read
 // back into plain values. The run's resume file that holds it, one per rank, beside the job's
-// counters, is agent/resume_state.h. parse_trainer_state checks every type and range and throws
+// counters, is agent/run/resume_state.h. parse_trainer_state checks every type and range and throws
 // recur::Error on anything else (never a JSON library exception, never a value cast out of range);
 // PpoTrainer::restore_state then checks that the values fit the run.
 #pragma once

@@ -1,12 +1,12 @@
 // Reading PPO's trainer state back (trainer_state.h); the writer is PpoTrainer::save_state.
-// Numbers go through agent/json_read.h's checked readers; any other JSON exception becomes a
+// Numbers go through agent/run/json_read.h's checked readers; any other JSON exception becomes a
 // recur::Error.
 #include <cmath>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
-#include "agent/json_read.h"
+#include "agent/run/json_read.h"
 #include "agent/ppo/trainer_state.h"
 #include "core/error.h"
 

@@ -1,10 +1,10 @@
 // libFuzzer harness for what `recur train --resume` reads from trainer_state.safetensors (a JSON
-// file, agent/resume_state.h): parse_resume_file on the whole file, then parse_trainer_state
+// file, agent/run/resume_state.h): parse_resume_file on the whole file, then parse_trainer_state
 // on each rank's embedded text. Inputs whose first byte is '!' go to parse_trainer_state
 // directly (the rank text is JSON inside a JSON string, which mutations rarely keep valid).
 // Every input must parse or throw recur::Error; anything else is a bug.
 #include "agent/ppo/trainer_state.h"
-#include "agent/resume_state.h"
+#include "agent/run/resume_state.h"
 #include "core/error.h"
 #include "tools/fuzz/fuzz_util.h"
 

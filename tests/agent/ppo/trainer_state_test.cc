@@ -2,7 +2,7 @@
 // malformed files give a recur::Error, never a JSON library exception, an out-of-range cast or a
 // buffer overrun. The malformed inputs are the ones tools/fuzz/trainer_state_fuzzer found.
 #include "agent/ppo/trainer_state.h"
-#include "agent/resume_state.h"
+#include "agent/run/resume_state.h"
 
 #include <doctest/doctest.h>
 

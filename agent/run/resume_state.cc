@@ -1,10 +1,10 @@
-#include "agent/resume_state.h"
+#include "agent/run/resume_state.h"
 
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
-#include "agent/json_read.h"
+#include "agent/run/json_read.h"
 #include "core/error.h"
 
 namespace recur::agent {

@@ -13,15 +13,12 @@
 #include <thread>
 
 #include "agent/config/yaml.h"
+#include "agent/record/film.h"
 #include "agent/train_job.h"
 #include "bindings.h"
 #include "core/error.h"
 #include "core/logging.h"
 #include "gym_env.h"
-#include "policy/policy_actor.h"
-#ifndef RECUR_PYTHON_NO_RECORDING
-#include "agent/record/video_writer.h"
-#endif
 
 namespace recur::python {
 namespace {
@@ -45,45 +42,14 @@ std::unique_ptr<PyBatchEnv> make_py_batch(const py::object& make_batch, int n, c
 double film_episode(PyBatchEnv& env, const policy::PolicySpec& spec,
                     const policy::TensorMap& tensors, uint64_t seed, bool deterministic,
                     const std::string& path, int fps) {
-#ifdef RECUR_PYTHON_NO_RECORDING
-  (void)env, (void)spec, (void)tensors, (void)seed, (void)deterministic, (void)path, (void)fps;
-  throw Error("this build of recur has no video recording (RECUR_RECORDING=OFF)");
-#else
-  RECUR_CHECK(env.num_envs() == 1, "film_episode: one env, got {}", env.num_envs());
-  policy::PolicyActor actor(spec, 1, policy::Placement{});
-  actor.load(tensors);
-  Rng rng(derive_seed(seed, 77));
-  env.reset(seed);
-  const int adim = spec.action_kind == policy::ActionKind::kDiscrete ? 1 : spec.action_dim;
-  std::vector<float> action(static_cast<size_t>(adim)), lp(1), v(1);
-  std::vector<uint8_t> start(1, 1);
-  std::optional<agent::record::VideoWriter> video;
-  auto write = [&] {
-    envs::render::Frame f = env.render();
-    const int w = f.width & ~1, h = f.height & ~1;  // 4:2:0 needs even sizes: crop a pixel
-    if (w != f.width || h != f.height) {
-      envs::render::Frame c{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h * 3)};
-      for (int y = 0; y < h; ++y)
-        std::copy_n(f.row(y).begin(), static_cast<size_t>(w) * 3,
-                    c.pixels.begin() + static_cast<size_t>(y) * w * 3);
-      f = std::move(c);
-    }
-    if (!video) video.emplace(path, f.width, f.height, fps);
-    video->write(f);
-  };
-  write();
-  double total = 0;
-  for (;;) {
-    actor.act(env.obs(), start, rng, deterministic, action, lp, v);
-    env.step(action);
-    total += env.rewards()[0];
-    write();
-    start[0] = 0;
-    if (env.terminated()[0] || env.truncated()[0]) break;
-  }
-  video->close();
-  return total;
-#endif
+  envs::render::Frame frame;
+  return agent::record::film_episode(
+      env,
+      [&]() -> const envs::render::Frame& {
+        frame = env.render();
+        return frame;
+      },
+      fps, spec, tensors, seed, deterministic, path);
 }
 
 namespace {

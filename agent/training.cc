@@ -109,6 +109,10 @@ TrainResult run(const TrainConfig& config, const std::string& name, const TrainO
                                         : "run";
   job.resume_dir = options.resume_dir;
   job.stop_at_env_steps = options.stop_at_env_steps;
+  job.make_env = options.make_env;
+  job.env_source = options.env_source;
+  job.reward_threshold = options.reward_threshold;
+  job.record_video = options.record_video;
   std::atomic<bool> own_stop{false};
   std::atomic<bool>* stop = options.stop_requested ? options.stop_requested : &own_stop;
   job.stop_requested = stop;

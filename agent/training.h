@@ -27,6 +27,8 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +37,11 @@
 #include "agent/evaluator.h"
 #include "agent/record/recorder.h"
 #include "core/options.h"
+#include "envs/batch_env.h"
+#include "envs/env.h"
 #include "policy/device_choice.h"
+#include "policy/policy_spec.h"
+#include "policy/tensor.h"
 
 namespace recur::agent {
 
@@ -56,6 +62,23 @@ struct TrainOptions {
   // Set it (from any thread or a signal handler) to stop like Ctrl-C; SIGINT sets it too.
   std::atomic<bool>* stop_requested = nullptr;
   int64_t stop_at_env_steps = 0;  // stop like Ctrl-C once reached (0: run.total_env_steps only)
+
+  // Envs from outside recur's registry (the Python package's Gymnasium envs); env.id then only
+  // names them. make_env(n, true) builds the n = env.num_envs training envs, make_env(n, false)
+  // n evaluation envs (null: the run skips its evaluations, with a warning). Not with dist.
+  std::function<std::unique_ptr<envs::BatchEnv>(int num_envs, bool training)> make_env = {};
+  // Checkpoint metadata run.env_source: where make_env's envs come from (e.g. "python");
+  // `recur eval` refuses such a checkpoint without an env id of its own.
+  std::string env_source = {};
+  std::optional<double> reward_threshold = {};  // with make_env: the target when
+                                                // run.target_return is null
+  // With make_env: films the evaluation's first episode (run.video_every_evals) into `path` with
+  // the policy (spec, tensors) deterministic, as record::film_episode (agent/record/film.h) with
+  // seed eval_seed does; returns the episode's return. Empty: no videos. (Registered envs are
+  // filmed by the job itself, with record::record_eval_video.)
+  std::function<double(const std::string& path, const policy::PolicySpec& spec,
+                       const policy::TensorMap& tensors, uint64_t eval_seed)>
+      record_video = {};
 };
 
 // What a training job did.

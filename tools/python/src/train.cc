@@ -12,9 +12,8 @@
 #include <optional>
 #include <thread>
 
-#include "agent/config/yaml.h"
 #include "agent/record/film.h"
-#include "agent/train_job.h"
+#include "agent/training.h"
 #include "bindings.h"
 #include "core/error.h"
 #include "core/logging.h"
@@ -57,13 +56,10 @@ namespace {
 py::dict train(const std::string& config_path, const std::vector<std::string>& overrides,
                const std::string& resume, const py::object& make_batch, int video_fps,
                std::optional<double> reward_threshold) {
-  const std::filesystem::path config_file = resume.empty()
-                                                ? std::filesystem::path(config_path)
-                                                : std::filesystem::path(resume) / "config.yaml";
-  const agent::TrainConfig config = agent::load_config(config_file, overrides);
-  agent::TrainJobOptions options;
-  options.name = config.run.name.empty() ? config_file.stem().string() : config.run.name;
+  agent::TrainOptions options;
+  options.overrides = overrides;
   options.resume_dir = resume;
+  options.handle_sigint = false;  // Python's handler: polled below
   std::atomic<bool> stop{false};
   options.stop_requested = &stop;
   if (!make_batch.is_none()) {
@@ -80,9 +76,10 @@ py::dict train(const std::string& config_path, const std::vector<std::string>& o
       return film_episode(*env, spec, tensors, eval_seed, true, path, video_fps);
     };
   }
+  // A resumed run uses its own config.yaml (a config given with resume= is not read).
+  const std::filesystem::path config_file = resume.empty() ? config_path : "";
 
-  std::packaged_task<agent::TrainJobResult()> job(
-      [&] { return agent::run_train_job(config, agent::to_yaml(config), options); });
+  std::packaged_task<agent::TrainResult()> job([&] { return agent::train(config_file, options); });
   auto result_future = job.get_future();
   std::thread worker(std::move(job));
   bool interrupted_by_user = false;
@@ -102,7 +99,7 @@ py::dict train(const std::string& config_path, const std::vector<std::string>& o
     }
   }
   worker.join();
-  const agent::TrainJobResult r = result_future.get();  // rethrows the job's exception
+  const agent::TrainResult r = result_future.get();  // rethrows the job's exception
   const std::string run_dir = std::filesystem::absolute(r.run_dir).string();
   if (interrupted_by_user) {
     PyErr_SetString(

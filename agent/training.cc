@@ -211,7 +211,14 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options) {
 }
 
 EvaluateResult evaluate(const std::string& target, const EvaluateOptions& options) {
-  const PolicyTarget t = open_target(target, options.env_id, options.plugins);
+  if (options.make_env) {
+    // Envs from outside the registry: the policy's own env is not needed, nor its plugins.
+    return evaluate(load_policy_target(target, "", /*foreign_env_ok=*/true), options);
+  }
+  return evaluate(open_target(target, options.env_id, options.plugins), options);
+}
+
+EvaluateResult evaluate(const PolicyTarget& t, const EvaluateOptions& options) {
   EvalConfig cfg;
   cfg.env_id = t.env_id;
   cfg.env_options = t.env_options;
@@ -220,6 +227,15 @@ EvaluateResult evaluate(const std::string& target, const EvaluateOptions& option
   cfg.seed = options.seed;
   cfg.deterministic = options.deterministic;
   cfg.placement = placement_on(options.device);
+  std::unique_ptr<envs::BatchEnv> outside;
+  if (options.make_env) {
+    RECUR_CHECK(options.video_dir.empty(),
+                "evaluate: videos of envs from make_env are not made here; film them with "
+                "record::film_episode (agent/record/film.h)");
+    outside = options.make_env(options.num_envs);
+    RECUR_CHECK(outside != nullptr, "evaluate: make_env built no envs");
+    cfg.env_id = outside->id();
+  }
   // The filming recorder first: a video directory that cannot be written fails before the
   // evaluation runs.
   std::unique_ptr<record::Recorder> recorder;
@@ -242,7 +258,8 @@ EvaluateResult evaluate(const std::string& target, const EvaluateOptions& option
   EvaluateResult result;
   result.checkpoint = t.path;
   result.env_id = cfg.env_id;
-  result.eval = evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg);
+  result.eval = outside ? evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg, *outside)
+                        : evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg);
   if (recorder) {
     try {
       for (int i = 0; i < options.episodes; ++i) {

@@ -45,6 +45,8 @@
 
 namespace recur::agent {
 
+struct PolicyTarget;  // agent/policy_target.h
+
 struct TrainOptions {
   // "section.key=value", applied in order on top of the config file, as `recur train --set`.
   // Only with a config file (or resume_dir): a TrainConfig is set field by field.
@@ -139,6 +141,10 @@ struct EvaluateOptions {
   std::string video_dir = {};
   record::VideoSchedule video = record::VideoSchedule::capped_cubic();
   std::string name_prefix = "rl-video";
+  // Envs from outside recur's registry (the Python package's Gymnasium envs): the evaluation
+  // runs on make_env(num_envs) instead of the policy's env, and a policy trained on such envs
+  // needs no env_id. env_id and plugins are then unused, and there are no videos.
+  std::function<std::unique_ptr<envs::BatchEnv>(int num_envs)> make_env = {};
 };
 
 struct EvaluateResult {
@@ -149,6 +155,10 @@ struct EvaluateResult {
 };
 
 EvaluateResult evaluate(const std::string& target, const EvaluateOptions& options = {});
+// The same on a policy already loaded (agent/policy_target.h; its env plugins loaded by the
+// caller): its env_id and env_options are the env evaluated; options.env_id and plugins are
+// unused. evaluate(target) is this after loading the target.
+EvaluateResult evaluate(const PolicyTarget& target, const EvaluateOptions& options);
 
 // Episodes of a policy (or, with an empty target, the uniformly random policy on env_id) as a
 // Minari dataset <out>/<dataset_id>/data/ and/or a D4RL file, as `recur record`. The dataset

@@ -160,9 +160,22 @@ EvaluateResult evaluate(const std::string& target, const EvaluateOptions& option
 // unused. evaluate(target) is this after loading the target.
 EvaluateResult evaluate(const PolicyTarget& target, const EvaluateOptions& options);
 
-// Episodes of a policy (or, with an empty target, the uniformly random policy on env_id) as a
-// Minari dataset <out>/<dataset_id>/data/ and/or a D4RL file, as `recur record`. The dataset
-// appears under its final name only when every episode is in it.
+// An env from outside recur's registry, as record_dataset records it (the Python package's
+// Gymnasium env), and what the dataset's metadata says of it.
+struct OutsideEnv {
+  // Builds the one env recorded (called once; no time limit of its own needed: its episodes end
+  // when it says). Its id() names it in messages and in RecordResult::env_id.
+  std::function<std::unique_ptr<envs::Env>()> make = {};
+  std::string name = {};  // the dataset's env_id (e.g. Gymnasium's id)
+  std::string kind = {};  // the default description's "on <name> (<kind>)": "a Python ... env"
+  std::string env_spec_json = {};  // the dataset's env_spec, written as given (empty: none)
+  int max_episode_steps = 0;       // the dataset's (0: none)
+  std::optional<double> reward_threshold = {};
+};
+
+// Episodes of a policy (or, with an empty target, the uniformly random policy on env_id or
+// outside_env) as a Minari dataset <out>/<dataset_id>/data/ and/or a D4RL file, as `recur record`.
+// The dataset appears under its final name only when every episode is in it.
 struct RecordOptions {
   std::string dataset_id = {};  // Minari id, (namespace/)name-vN, e.g. "me/my-env/ppo-v0"
   int episodes = 10;
@@ -181,6 +194,9 @@ struct RecordOptions {
   record::VideoSchedule video = record::VideoSchedule::capped_cubic();
   std::string name_prefix = "rl-video";
   std::string description = {};  // dataset metadata; empty: says what was recorded
+  // With outside_env.make: record that env instead of a registered one (env_id, env_options and
+  // plugins must be empty); a policy trained on envs from outside the registry is accepted.
+  OutsideEnv outside_env = {};
 };
 
 struct RecordResult {

@@ -109,6 +109,10 @@ TrainResult run(const TrainConfig& config, const std::string& name, const TrainO
                                         : "run";
   job.resume_dir = options.resume_dir;
   job.stop_at_env_steps = options.stop_at_env_steps;
+  job.make_env = options.make_env;
+  job.env_source = options.env_source;
+  job.reward_threshold = options.reward_threshold;
+  job.record_video = options.record_video;
   std::atomic<bool> own_stop{false};
   std::atomic<bool>* stop = options.stop_requested ? options.stop_requested : &own_stop;
   job.stop_requested = stop;
@@ -207,7 +211,14 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options) {
 }
 
 EvaluateResult evaluate(const std::string& target, const EvaluateOptions& options) {
-  const PolicyTarget t = open_target(target, options.env_id, options.plugins);
+  if (options.make_env) {
+    // Envs from outside the registry: the policy's own env is not needed, nor its plugins.
+    return evaluate(load_policy_target(target, "", /*foreign_env_ok=*/true), options);
+  }
+  return evaluate(open_target(target, options.env_id, options.plugins), options);
+}
+
+EvaluateResult evaluate(const PolicyTarget& t, const EvaluateOptions& options) {
   EvalConfig cfg;
   cfg.env_id = t.env_id;
   cfg.env_options = t.env_options;
@@ -216,6 +227,15 @@ EvaluateResult evaluate(const std::string& target, const EvaluateOptions& option
   cfg.seed = options.seed;
   cfg.deterministic = options.deterministic;
   cfg.placement = placement_on(options.device);
+  std::unique_ptr<envs::BatchEnv> outside;
+  if (options.make_env) {
+    RECUR_CHECK(options.video_dir.empty(),
+                "evaluate: videos of envs from make_env are not made here; film them with "
+                "record::film_episode (agent/record/film.h)");
+    outside = options.make_env(options.num_envs);
+    RECUR_CHECK(outside != nullptr, "evaluate: make_env built no envs");
+    cfg.env_id = outside->id();
+  }
   // The filming recorder first: a video directory that cannot be written fails before the
   // evaluation runs.
   std::unique_ptr<record::Recorder> recorder;
@@ -238,7 +258,8 @@ EvaluateResult evaluate(const std::string& target, const EvaluateOptions& option
   EvaluateResult result;
   result.checkpoint = t.path;
   result.env_id = cfg.env_id;
-  result.eval = evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg);
+  result.eval = outside ? evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg, *outside)
+                        : evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg);
   if (recorder) {
     try {
       for (int i = 0; i < options.episodes; ++i) {
@@ -256,10 +277,15 @@ EvaluateResult evaluate(const std::string& target, const EvaluateOptions& option
 }
 
 RecordResult record_dataset(const std::string& target, const RecordOptions& options) {
+  const OutsideEnv& outside = options.outside_env;
   // Every check before anything is written.
   RECUR_CHECK(options.episodes >= 1, "record {} episodes: record at least 1", options.episodes);
-  RECUR_CHECK(!target.empty() || !options.env_id.empty(),
+  RECUR_CHECK(!target.empty() || !options.env_id.empty() || outside.make,
               "recording the random policy (no target) needs an env id");
+  RECUR_CHECK(!outside.make || (options.env_id.empty() && options.env_options.values.empty() &&
+                                options.plugins.empty()),
+              "record: outside_env gives the env; env_id, env options and plugins are for "
+              "registered envs");
   RECUR_CHECK(options.write_minari || options.write_d4rl,
               "record: write_minari and write_d4rl are both false; nothing would be written");
   record::check_dataset_id(options.dataset_id);
@@ -275,41 +301,66 @@ RecordResult record_dataset(const std::string& target, const RecordOptions& opti
   if (!options.video_dir.empty()) rc.video = options.video;
   rc.name_prefix = options.name_prefix;
   std::unique_ptr<record::Recorder> recorder;
+  // The env: outside_env's, else the registry's (made by the Recorder).
+  auto outside_env = [&]() -> std::unique_ptr<envs::Env> {
+    std::unique_ptr<envs::Env> env = outside.make();
+    RECUR_CHECK(env != nullptr, "record: outside_env.make built no env");
+    rc.env_id = env->id();
+    return env;
+  };
   if (target.empty()) {
-    if (!options.plugins.empty()) load_env_plugins(options.plugins);
-    rc.env_id = options.env_id;
-    rc.env_options = options.env_options;
     rc.policy_name = "the random policy";
-    recorder = std::make_unique<record::Recorder>(rc);
+    if (outside.make) {
+      recorder = std::make_unique<record::Recorder>(rc, outside_env());
+    } else {
+      if (!options.plugins.empty()) load_env_plugins(options.plugins);
+      rc.env_id = options.env_id;
+      rc.env_options = options.env_options;
+      recorder = std::make_unique<record::Recorder>(rc);
+    }
   } else {
-    const PolicyTarget t = open_target(target, options.env_id, options.plugins);
-    rc.env_id = t.env_id;
-    rc.env_options = t.env_options;
-    for (const auto& [k, v] : options.env_options.values) rc.env_options.set(k, v);
     rc.placement = placement_on(options.device);
-    rc.policy_name = t.path.string();
-    recorder = std::make_unique<record::Recorder>(rc, t.checkpoint.spec, t.checkpoint.tensors);
+    if (outside.make) {
+      const PolicyTarget t = load_policy_target(target, "", /*foreign_env_ok=*/true);
+      rc.policy_name = t.path.string();
+      recorder = std::make_unique<record::Recorder>(rc, outside_env(), t.checkpoint.spec,
+                                                    t.checkpoint.tensors);
+    } else {
+      const PolicyTarget t = open_target(target, options.env_id, options.plugins);
+      rc.env_id = t.env_id;
+      rc.env_options = t.env_options;
+      for (const auto& [k, v] : options.env_options.values) rc.env_options.set(k, v);
+      rc.policy_name = t.path.string();
+      recorder = std::make_unique<record::Recorder>(rc, t.checkpoint.spec, t.checkpoint.tensors);
+    }
   }
   const envs::Env& env = recorder->env();
 
   record::DatasetInfo info;
   info.dataset_id = options.dataset_id;
-  info.env_id = env.id();
+  info.env_id = outside.make ? outside.name : env.id();
   info.observation_space = env.observation_space();
   info.action_space = env.action_space();
-  info.max_episode_steps = env.max_episode_steps();
-  info.reward_threshold = envs::registry().at(env.id()).reward_threshold;
-  info.env_entry_point = record::gymnasium_entry_point(env.id());
-  // recur's own built-in envs: the recur Python package's Gymnasium registration (a plugin's env
-  // needs its plugin loaded first, which an env_spec cannot say: none then).
-  if (info.env_entry_point.empty() && envs::registry().at(env.id()).source.empty())
-    info.env_spec_json = record::recur_env_spec_json(info, rc.env_options.values);
+  if (outside.make) {
+    info.max_episode_steps = outside.max_episode_steps;
+    info.reward_threshold = outside.reward_threshold;
+    info.env_spec_json = outside.env_spec_json;
+  } else {
+    info.max_episode_steps = env.max_episode_steps();
+    info.reward_threshold = envs::registry().at(env.id()).reward_threshold;
+    info.env_entry_point = record::gymnasium_entry_point(env.id());
+    // recur's own built-in envs: the recur Python package's Gymnasium registration (a plugin's
+    // env needs its plugin loaded first, which an env_spec cannot say: none then).
+    if (info.env_entry_point.empty() && envs::registry().at(env.id()).source.empty())
+      info.env_spec_json = record::recur_env_spec_json(info, rc.env_options.values);
+  }
   info.algorithm_name = recorder->algorithm_name();
   info.description =
       !options.description.empty()
           ? options.description
-          : fmt::format("{} episodes of {} on {} recorded by recur ({}, seed {})", options.episodes,
-                        rc.policy_name, env.id(),
+          : fmt::format("{} episodes of {} on {}{} recorded by recur ({}, seed {})",
+                        options.episodes, rc.policy_name, info.env_id,
+                        outside.kind.empty() ? "" : " (" + outside.kind + ")",
                         target.empty() ? "uniform actions"
                                        : (rc.deterministic ? "deterministic" : "stochastic"),
                         options.seed);

@@ -27,6 +27,8 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,9 +37,15 @@
 #include "agent/evaluator.h"
 #include "agent/record/recorder.h"
 #include "core/options.h"
+#include "envs/batch_env.h"
+#include "envs/env.h"
 #include "policy/device_choice.h"
+#include "policy/policy_spec.h"
+#include "policy/tensor.h"
 
 namespace recur::agent {
+
+struct PolicyTarget;  // agent/policy_target.h
 
 struct TrainOptions {
   // "section.key=value", applied in order on top of the config file, as `recur train --set`.
@@ -56,6 +64,23 @@ struct TrainOptions {
   // Set it (from any thread or a signal handler) to stop like Ctrl-C; SIGINT sets it too.
   std::atomic<bool>* stop_requested = nullptr;
   int64_t stop_at_env_steps = 0;  // stop like Ctrl-C once reached (0: run.total_env_steps only)
+
+  // Envs from outside recur's registry (the Python package's Gymnasium envs); env.id then only
+  // names them. make_env(n, true) builds the n = env.num_envs training envs, make_env(n, false)
+  // n evaluation envs (null: the run skips its evaluations, with a warning). Not with dist.
+  std::function<std::unique_ptr<envs::BatchEnv>(int num_envs, bool training)> make_env = {};
+  // Checkpoint metadata run.env_source: where make_env's envs come from (e.g. "python");
+  // `recur eval` refuses such a checkpoint without an env id of its own.
+  std::string env_source = {};
+  std::optional<double> reward_threshold = {};  // with make_env: the target when
+                                                // run.target_return is null
+  // With make_env: films the evaluation's first episode (run.video_every_evals) into `path` with
+  // the policy (spec, tensors) deterministic, as record::film_episode (agent/record/film.h) with
+  // seed eval_seed does; returns the episode's return. Empty: no videos. (Registered envs are
+  // filmed by the job itself, with record::record_eval_video.)
+  std::function<double(const std::string& path, const policy::PolicySpec& spec,
+                       const policy::TensorMap& tensors, uint64_t eval_seed)>
+      record_video = {};
 };
 
 // What a training job did.
@@ -116,6 +141,10 @@ struct EvaluateOptions {
   std::string video_dir = {};
   record::VideoSchedule video = record::VideoSchedule::capped_cubic();
   std::string name_prefix = "rl-video";
+  // Envs from outside recur's registry (the Python package's Gymnasium envs): the evaluation
+  // runs on make_env(num_envs) instead of the policy's env, and a policy trained on such envs
+  // needs no env_id. env_id and plugins are then unused, and there are no videos.
+  std::function<std::unique_ptr<envs::BatchEnv>(int num_envs)> make_env = {};
 };
 
 struct EvaluateResult {
@@ -126,10 +155,27 @@ struct EvaluateResult {
 };
 
 EvaluateResult evaluate(const std::string& target, const EvaluateOptions& options = {});
+// The same on a policy already loaded (agent/policy_target.h; its env plugins loaded by the
+// caller): its env_id and env_options are the env evaluated; options.env_id and plugins are
+// unused. evaluate(target) is this after loading the target.
+EvaluateResult evaluate(const PolicyTarget& target, const EvaluateOptions& options);
 
-// Episodes of a policy (or, with an empty target, the uniformly random policy on env_id) as a
-// Minari dataset <out>/<dataset_id>/data/ and/or a D4RL file, as `recur record`. The dataset
-// appears under its final name only when every episode is in it.
+// An env from outside recur's registry, as record_dataset records it (the Python package's
+// Gymnasium env), and what the dataset's metadata says of it.
+struct OutsideEnv {
+  // Builds the one env recorded (called once; no time limit of its own needed: its episodes end
+  // when it says). Its id() names it in messages and in RecordResult::env_id.
+  std::function<std::unique_ptr<envs::Env>()> make = {};
+  std::string name = {};  // the dataset's env_id (e.g. Gymnasium's id)
+  std::string kind = {};  // the default description's "on <name> (<kind>)": "a Python ... env"
+  std::string env_spec_json = {};  // the dataset's env_spec, written as given (empty: none)
+  int max_episode_steps = 0;       // the dataset's (0: none)
+  std::optional<double> reward_threshold = {};
+};
+
+// Episodes of a policy (or, with an empty target, the uniformly random policy on env_id or
+// outside_env) as a Minari dataset <out>/<dataset_id>/data/ and/or a D4RL file, as `recur record`.
+// The dataset appears under its final name only when every episode is in it.
 struct RecordOptions {
   std::string dataset_id = {};  // Minari id, (namespace/)name-vN, e.g. "me/my-env/ppo-v0"
   int episodes = 10;
@@ -148,6 +194,9 @@ struct RecordOptions {
   record::VideoSchedule video = record::VideoSchedule::capped_cubic();
   std::string name_prefix = "rl-video";
   std::string description = {};  // dataset metadata; empty: says what was recorded
+  // With outside_env.make: record that env instead of a registered one (env_id, env_options and
+  // plugins must be empty); a policy trained on envs from outside the registry is accepted.
+  OutsideEnv outside_env = {};
 };
 
 struct RecordResult {

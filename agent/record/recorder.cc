@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "agent/record/film.h"
 #include "agent/record/video_writer.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -92,8 +93,11 @@ double RecordSummary::std_return() const {
 
 void check_policy_fits_env(const policy::PolicySpec& spec, const std::string& policy_name,
                            const envs::Env& env) {
-  const envs::Space& obs = env.observation_space();
-  const envs::Space& act = env.action_space();
+  check_policy_fits(spec, policy_name, env.id(), env.observation_space(), env.action_space());
+}
+
+void check_policy_fits(const policy::PolicySpec& spec, const std::string& policy_name,
+                       const std::string& env_id, const envs::Space& obs, const envs::Space& act) {
   const bool obs_ok =
       !obs.is_discrete() && obs.shape().size() == 1 && obs.flat_size() == spec.obs_dim;
   const bool act_ok = spec.action_kind == policy::ActionKind::kDiscrete
@@ -107,7 +111,7 @@ void check_policy_fits_env(const policy::PolicySpec& spec, const std::string& po
               "{} does not fit env {}: the policy takes observations of size {} and gives {}; "
               "{} has observation space {} and action space {}. Pass --env with an env of the "
               "policy's spaces (by default the one it was trained on).",
-              policy_name, env.id(), spec.obs_dim, policy_actions, env.id(), obs.to_string(),
+              policy_name, env_id, spec.obs_dim, policy_actions, env_id, obs.to_string(),
               act.to_string());
 }
 
@@ -304,16 +308,11 @@ RecordSummary Recorder::run(const std::function<void(const Episode&)>& sink) {
 double record_eval_video(const policy::PolicySpec& spec, const policy::TensorMap& tensors,
                          const std::string& env_id, const Options& env_options, uint64_t eval_seed,
                          bool deterministic, const std::string& path) {
-  RecordConfig c;
-  c.env_id = env_id;
-  c.env_options = env_options;
-  c.episodes = 1;
-  c.seed = derive_seed(eval_seed, 0);  // the evaluator resets its env 0 with this seed
-  c.deterministic = deterministic;
-  Recorder recorder(c, spec, tensors);
+  const std::unique_ptr<envs::Env> env = envs::make(env_id, env_options);
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  return recorder.record_episode(0, path).total_reward();
+  // The evaluator resets its env 0 with derive_seed(eval_seed, 0); film_episode does the same.
+  return film_episode(*env, spec, tensors, eval_seed, deterministic, path);
 }
 
 }  // namespace recur::agent::record

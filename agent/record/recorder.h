@@ -91,6 +91,10 @@ struct RecordSummary {
 // observation size or the action space (kind and size) differ.
 void check_policy_fits_env(const policy::PolicySpec& spec, const std::string& policy_name,
                            const envs::Env& env);
+// The same for an env known by its id and spaces (a batch's single spaces).
+void check_policy_fits(const policy::PolicySpec& spec, const std::string& policy_name,
+                       const std::string& env_id, const envs::Space& observation_space,
+                       const envs::Space& action_space);
 
 class Recorder {
  public:
@@ -150,7 +154,8 @@ class Recorder {
 
 // The first episode of an evaluation (the one the evaluator runs first in env 0: reset seed
 // derive_seed(eval seed, 0)), filmed into `path` with the policy deterministic or not as the
-// evaluation. Used by `recur train` (run.video_every_evals); it draws from no training RNG.
+// evaluation: film_episode (agent/record/film.h) on a new env_id env, the parent directory of
+// `path` created. Used by `recur train` (run.video_every_evals); it draws from no training RNG.
 // Returns the episode's return.
 double record_eval_video(const policy::PolicySpec& spec, const policy::TensorMap& tensors,
                          const std::string& env_id, const Options& env_options, uint64_t eval_seed,

@@ -45,12 +45,10 @@ void VideoWriter::fail(const char* what, int av_error) const {
 
 VideoWriter::VideoWriter(const std::string& path, int width, int height, int fps)
     : path_(path), width_(width), height_(height) {
-  RECUR_CHECK(width > 0 && height > 0 && fps > 0, "video {}: size {}x{} at {} fps is not valid",
+  RECUR_CHECK(width >= 2 && height >= 2 && fps > 0,
+              "video {}: frames of {}x{} at {} fps: a video needs frames of at least 2x2 and an "
+              "fps > 0",
               path, width, height, fps);
-  RECUR_CHECK(width % 2 == 0 && height % 2 == 0,
-              "video {}: frame size {}x{} is odd; H.264 with 4:2:0 chroma (yuv420p) needs an even "
-              "width and height",
-              path, width, height);
   quiet_ffmpeg_logging();
   const std::filesystem::path target(path);
   remove_stale_temps(target.has_parent_path() ? target.parent_path() : ".", "*.mp4");
@@ -71,8 +69,8 @@ VideoWriter::VideoWriter(const std::string& path, int width, int height, int fps
     stream_ = avformat_new_stream(format_, nullptr);
     encoder_ = avcodec_alloc_context3(codec);
     if (!stream_ || !encoder_) fail("cannot allocate the encoder", AVERROR(ENOMEM));
-    encoder_->width = width;
-    encoder_->height = height;
+    encoder_->width = video_width();  // 4:2:0 chroma: even (an odd frame loses a column or row)
+    encoder_->height = video_height();
     encoder_->pix_fmt = AV_PIX_FMT_YUV420P;
     encoder_->time_base = AVRational{1, fps};
     encoder_->framerate = AVRational{fps, 1};
@@ -107,8 +105,8 @@ VideoWriter::VideoWriter(const std::string& path, int width, int height, int fps
     packet_ = av_packet_alloc();
     if (!frame_ || !packet_) fail("cannot allocate a frame", AVERROR(ENOMEM));
     frame_->format = AV_PIX_FMT_YUV420P;
-    frame_->width = width;
-    frame_->height = height;
+    frame_->width = video_width();
+    frame_->height = video_height();
     if ((err = av_frame_get_buffer(frame_, 0)) < 0) fail("cannot allocate a frame", err);
   } catch (...) {
     discard();  // a header without frames is not a video
@@ -135,8 +133,9 @@ void VideoWriter::write(const envs::render::Frame& frame) {
   // only in that case (libx264 copies its input, so in practice it never does).
   int err = av_frame_make_writable(frame_);
   if (err < 0) fail("cannot reuse the frame buffer", err);
-  rgb_to_yuv420p(frame.pixels.data(), width_, height_, frame_->data[0], frame_->linesize[0],
-                 frame_->data[1], frame_->linesize[1], frame_->data[2], frame_->linesize[2]);
+  rgb_to_yuv420p(frame.pixels.data(), video_width(), video_height(), frame_->data[0],
+                 frame_->linesize[0], frame_->data[1], frame_->linesize[1], frame_->data[2],
+                 frame_->linesize[2], width_ * 3);
   frame_->pts = frames_;
   encode(frame_);
   ++frames_;

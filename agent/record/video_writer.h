@@ -39,8 +39,10 @@ namespace recur::agent::record {
 class VideoWriter {
  public:
   // Opens a temp file beside `path` for writing (and removes the stale temps of dead writers in
-  // that directory). width and height must be even (4:2:0 chroma), fps > 0. Throws recur::Error
-  // naming the path and the reason (odd size, no encoder, unwritable directory).
+  // that directory). width x height is the frames' size, each at least 2, fps > 0. 4:2:0 chroma
+  // needs an even size, so an odd width or height is cropped by one: the video leaves out the
+  // frames' last column or row (recur's one rule for odd frames, whatever films them). Throws
+  // recur::Error naming the path and the reason (bad size, no encoder, unwritable directory).
   VideoWriter(const std::string& path, int width, int height, int fps);
   // Without a successful close(), discards the video: its temp file is removed and nothing
   // appears under `path` (the path of an exception mid-episode). Never throws.
@@ -59,6 +61,9 @@ class VideoWriter {
   const std::string& codec() const { return codec_; }  // "libx264" or "mpeg4"
   int frames() const { return frames_; }
   const std::string& path() const { return path_; }
+  // The encoded size: the frames' size, each rounded down to even.
+  int video_width() const { return width_ & ~1; }
+  int video_height() const { return height_ & ~1; }
 
  private:
   void encode(AVFrame* frame);  // nullptr flushes
@@ -69,7 +74,7 @@ class VideoWriter {
   std::string path_;
   std::string temp_path_;  // where the bytes go until close() renames the file to path_
   std::string codec_;
-  int width_ = 0, height_ = 0;
+  int width_ = 0, height_ = 0;  // the frames' (the video's: rounded down to even)
   int frames_ = 0;
   bool closed_ = false;     // close() was called (whatever its outcome)
   bool committed_ = false;  // the file is at path_
@@ -85,6 +90,10 @@ class VideoWriter {
 // block. width and height even; strides in bytes.
 void rgb_to_yuv420p(const uint8_t* rgb, int width, int height, uint8_t* y, int y_stride, uint8_t* u,
                     int u_stride, uint8_t* v, int v_stride);
+// The same on the top-left width x height of an image whose rows are rgb_stride bytes apart
+// (>= 3 * width): how VideoWriter crops a frame of odd size.
+void rgb_to_yuv420p(const uint8_t* rgb, int width, int height, uint8_t* y, int y_stride, uint8_t* u,
+                    int u_stride, uint8_t* v, int v_stride, int rgb_stride);
 
 // Gymnasium's RecordVideo name: "<name_prefix>-episode-<episode>.mp4".
 std::string video_file_name(const std::string& name_prefix, int episode);

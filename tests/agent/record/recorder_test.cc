@@ -16,11 +16,13 @@
 #include "agent/config/yaml.h"
 #include "agent/evaluator.h"
 #include "agent/ppo/trainer.h"
+#include "agent/record/film.h"
 #include "agent/record/minari_writer.h"
 #include "agent/record/video_writer.h"
 #include "agent/train_job.h"
 #include "core/error.h"
 #include "envs/registry.h"
+#include "envs/vector_env.h"
 #include "policy/policy_actor.h"
 #include "tests/support/temp_dir.h"
 
@@ -295,6 +297,75 @@ TEST_CASE("videos: N+1 frames at the env's size and fps, none left behind by a f
   }),
                   Error);
   CHECK_FALSE(std::filesystem::exists(dir / "failing"));
+}
+
+// film_episode (agent/record/film.h): the evaluator's first episode in env 0, stochastic included
+// (same reset seed, same action stream, one env), N+1 frames at the env's size and fps.
+TEST_CASE("film_episode films the episode an evaluation of one env runs first") {
+  const recur::test::TempDir tmp("film_test");
+  for (const char* env_id : {"CartPole-v1", "Pendulum-v1"}) {
+    CAPTURE(env_id);
+    const SmallPolicy p = small_policy(env_id, "gru");
+    for (const bool deterministic : {true, false}) {
+      agent::EvalConfig e;
+      e.env_id = env_id;
+      e.episodes = 1;
+      e.num_envs = 1;
+      e.seed = 31;
+      e.deterministic = deterministic;
+      const agent::EvalResult r = agent::evaluate_policy(p.spec, p.tensors, e);
+      const auto env = envs::make(env_id);
+      const std::string path =
+          (tmp.path / fmt::format("{}-{}.mp4", env_id, deterministic)).string();
+      const double ret = rec::film_episode(*env, p.spec, p.tensors, 31, deterministic, path);
+      CHECK(ret == doctest::Approx(r.returns[0]).epsilon(1e-6));
+      const auto probe = rec::probe_video(path);
+      CHECK(probe.frames == r.lengths[0] + 1);
+      CHECK(probe.width == env->render_info().width);
+      CHECK(probe.height == env->render_info().height);
+    }
+  }
+  // record_eval_video is film_episode on a new env of the id, its directory created.
+  const SmallPolicy p = small_policy("CartPole-v1");
+  const std::string nested = (tmp.path / "a" / "b" / "v.mp4").string();
+  const auto env = envs::make("CartPole-v1");
+  const double a =
+      rec::film_episode(*env, p.spec, p.tensors, 5, true, (tmp.path / "direct.mp4").string());
+  CHECK(rec::record_eval_video(p.spec, p.tensors, "CartPole-v1", {}, 5, true, nested) == a);
+  CHECK(rec::probe_video(nested).frames ==
+        rec::probe_video((tmp.path / "direct.mp4").string()).frames);
+  // A policy of other spaces is refused, and nothing is written.
+  const SmallPolicy pendulum = small_policy("Pendulum-v1");
+  const std::string refused = (tmp.path / "refused.mp4").string();
+  CHECK_THROWS_WITH_AS(rec::film_episode(*env, pendulum.spec, pendulum.tensors, 0, true, refused),
+                       doctest::Contains("does not fit env CartPole-v1"), Error);
+  CHECK_FALSE(std::filesystem::exists(refused));
+}
+
+// Frames of odd size (a Gymnasium env's, through a FrameSource) lose their last column and row:
+// VideoWriter's one rule, whatever films them.
+TEST_CASE("film_episode on a batch with its own frames: odd sizes are cropped to even") {
+  const recur::test::TempDir tmp("film_odd_test");
+  const SmallPolicy p = small_policy("CartPole-v1");
+  envs::VectorEnv batch("CartPole-v1", 1);
+  envs::render::Frame frame;
+  int calls = 0;
+  const rec::FrameSource source = [&]() -> const envs::render::Frame& {
+    frame = envs::render::Frame{47, 33,
+                                std::vector<uint8_t>(47 * 33 * 3, static_cast<uint8_t>(calls++))};
+    return frame;
+  };
+  const std::string path = (tmp.path / "odd.mp4").string();
+  const double ret = rec::film_episode(batch, source, 15, p.spec, p.tensors, 3, true, path);
+  const auto probe = rec::probe_video(path);
+  CHECK(probe.width == 46);
+  CHECK(probe.height == 32);
+  CHECK(probe.fps == 15);
+  CHECK(probe.frames == calls);
+  CHECK(ret == doctest::Approx(static_cast<double>(calls - 1)));  // CartPole: 1 per step
+  envs::VectorEnv two("CartPole-v1", 2);
+  CHECK_THROWS_AS(rec::film_episode(two, source, 15, p.spec, p.tensors, 3, true, path),
+                  std::invalid_argument);
 }
 
 TEST_CASE("run.video_every_evals films evaluations and leaves training unchanged") {

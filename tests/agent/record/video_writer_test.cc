@@ -115,7 +115,7 @@ TEST_CASE("video: written under a temp name and renamed on close; unclosed, noth
   CHECK(p.fps == doctest::Approx(15.0));
 }
 
-TEST_CASE("video: wrong frame sizes, odd sizes, unwritable directories, bad files") {
+TEST_CASE("video: wrong frame sizes, odd sizes cropped, unwritable directories, bad files") {
   TempDir tmp("video_test");
   const std::string path = (tmp.path / "v.mp4").string();
   {
@@ -126,9 +126,22 @@ TEST_CASE("video: wrong frame sizes, odd sizes, unwritable directories, bad file
     CHECK_THROWS_AS(v.write(short_frame), std::invalid_argument);
     v.write(test_frame(64, 48, 0));
   }
-  std::string e = error_of([&] { VideoWriter(path, 63, 48, 30); });
+  {
+    // Odd sizes: the frames are the given size, the video leaves out their last column and row.
+    VideoWriter v(path, 63, 47, 30);
+    CHECK(v.video_width() == 62);
+    CHECK(v.video_height() == 46);
+    CHECK_THROWS_AS(v.write(test_frame(62, 46, 0)), std::invalid_argument);
+    for (int t = 0; t < 3; ++t) v.write(test_frame(63, 47, t));
+    v.close();
+    const VideoProbe p = probe_video(path);
+    CHECK(p.width == 62);
+    CHECK(p.height == 46);
+    CHECK(p.frames == 3);
+  }
+  std::string e = error_of([&] { VideoWriter(path, 1, 48, 30); });
   CHECK(e.find(path) != std::string::npos);
-  CHECK(e.find("even") != std::string::npos);
+  CHECK(e.find("at least 2x2") != std::string::npos);
   e = error_of([&] { VideoWriter(path, 64, 48, 0); });
   CHECK(e.find(path) != std::string::npos);
 

@@ -112,8 +112,9 @@ std::unique_ptr<envs::Env> make_py_gym_env(py::object one, const std::string& id
 std::optional<uint64_t> fresh_seed_of(const Rng& rng);
 
 // Films one episode of `env` (one env; reset with `seed`, actions from Rng(derive_seed(seed, 77)))
-// into an MP4 at `path`: N+1 frames of env.render(), `fps` frames per second; the policy
-// (spec, tensors) acts on the CPU. Returns the episode's return. Defined in train.cc.
+// into an MP4 at `path`: agent::record::film_episode (agent/record/film.h) with env.render()'s
+// frames, `fps` frames per second; the policy (spec, tensors) acts on the CPU. Returns the
+// episode's return. Defined in train.cc.
 double film_episode(PyBatchEnv& env, const policy::PolicySpec& spec,
                     const policy::TensorMap& tensors, uint64_t seed, bool deterministic,
                     const std::string& path, int fps);

@@ -13,7 +13,7 @@
 
 #include "agent/evaluator.h"
 #include "agent/policy_target.h"
-#include "agent/train_job.h"
+#include "agent/training.h"
 #include "bindings.h"
 #include "buffers.h"
 #include "core/error.h"
@@ -122,47 +122,51 @@ py::dict eval_dict(const std::filesystem::path& checkpoint, const std::string& e
   return d;
 }
 
+// recur.evaluate on a registered env: agent::evaluate on the target loaded as Policy loads it
+// (its plugins with the Python spelling of the way out).
 py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, int num_envs,
                   bool deterministic, const std::optional<std::string>& env_id,
                   const std::string& device, const std::vector<std::string>& plugins) {
-  const Target t = load_target(checkpoint, plugins);
-  agent::EvalConfig cfg;
-  cfg.env_id = env_id ? *env_id : t.env_id;
-  RECUR_CHECK(!cfg.env_id.empty(), "{} does not record its env; pass env_id", t.path.string());
+  Target t = agent::load_policy_target(checkpoint, env_id.value_or(""), /*foreign_env_ok=*/true);
+  load_target_plugins(t, plugins);
+  RECUR_CHECK(!t.env_id.empty(), "{} does not record its env; pass env_id", t.path.string());
   RECUR_CHECK(t.env_source.empty() || env_id,
               "{} was trained on an env from {} ({}); pass that env: recur.evaluate(run, env=...)",
               t.path.string(), t.env_source, t.env_id);
-  if (!env_id || *env_id == t.env_id) cfg.env_options = t.env_options;
-  cfg.episodes = episodes;
-  cfg.num_envs = num_envs;
-  cfg.seed = seed;
-  cfg.deterministic = deterministic;
-  cfg.placement.device = resolve(device);
-  agent::EvalResult r;
+  agent::EvaluateOptions o;
+  o.episodes = episodes;
+  o.num_envs = num_envs;
+  o.seed = seed;
+  o.deterministic = deterministic;
+  o.device = resolve(device);
+  agent::EvaluateResult r;
   {
     py::gil_scoped_release unlocked;
-    r = agent::evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg);
+    r = agent::evaluate(t, o);
   }
-  return eval_dict(t.path, cfg.env_id, r);
+  return eval_dict(r.checkpoint, r.env_id, r.eval);
 }
 
-// evaluate() on Gymnasium envs: `batch` is a recur.gym_batch.GymBatch.
+// evaluate() on Gymnasium envs: `batch` is a recur.gym_batch.GymBatch; agent::evaluate with it as
+// the envs from outside the registry.
 py::dict evaluate_batch(const std::string& checkpoint, py::object batch, int episodes,
                         uint64_t seed, bool deterministic, const std::string& device) {
-  const Target t = load_target(checkpoint);
-  PyBatchEnv env(std::move(batch));
-  agent::EvalConfig cfg;
-  cfg.env_id = env.id();
-  cfg.episodes = episodes;
-  cfg.seed = seed;
-  cfg.deterministic = deterministic;
-  cfg.placement.device = resolve(device);
-  agent::EvalResult r;
+  auto env = std::make_unique<PyBatchEnv>(std::move(batch));
+  agent::EvaluateOptions o;
+  o.episodes = episodes;
+  o.seed = seed;
+  o.deterministic = deterministic;
+  o.device = resolve(device);
+  o.make_env = [&](int) -> std::unique_ptr<envs::BatchEnv> {
+    RECUR_CHECK(env != nullptr, "evaluate: the envs given are used once");
+    return std::move(env);
+  };
+  agent::EvaluateResult r;
   {
     py::gil_scoped_release unlocked;
-    r = agent::evaluate_policy(t.checkpoint.spec, t.checkpoint.tensors, cfg, env);
+    r = agent::evaluate(checkpoint, o);
   }
-  return eval_dict(t.path, env.id(), r);
+  return eval_dict(r.checkpoint, r.env_id, r.eval);
 }
 
 double film(const std::string& checkpoint, py::object batch, const std::string& path, uint64_t seed,
@@ -208,7 +212,7 @@ void bind_policy(py::module_& m) {
         py::arg("seed") = 12345, py::arg("num_envs") = 4, py::arg("deterministic") = false,
         py::arg("env_id") = py::none(), py::arg("device") = "cpu",
         py::arg("plugins") = std::vector<std::string>{},
-        "agent::evaluate_policy on a run directory or checkpoint, as `recur eval` runs it.");
+        "agent::evaluate on a run directory or checkpoint, as `recur eval` runs it.");
   m.def("evaluate_batch", &evaluate_batch, py::arg("checkpoint"), py::arg("batch"),
         py::arg("episodes") = 10, py::arg("seed") = 12345, py::arg("deterministic") = false,
         py::arg("device") = "cpu", "evaluate on Gymnasium envs (a recur.gym_batch.GymBatch).");

@@ -1,20 +1,13 @@
-// recur._recur.record_dataset and record_dataset_gym: `recur record` as a call. On a registered env
-// (recur's own, a plugin's) it is agent::record_dataset; on a Gymnasium env (a
-// recur.gym_batch.GymOne) the same agent::record::Recorder and MinariWriter run on a PyGymEnv, so
-// both write the same Minari 0.5 dataset. Recording runs without the GIL; the env takes it for
-// each reset and step.
+// recur._recur.record_dataset and record_dataset_gym: `recur record` as a call, both
+// agent::record_dataset: on a registered env (recur's own, a plugin's) as the CLI runs it, on a
+// Gymnasium env (a recur.gym_batch.GymOne) with it as RecordOptions::outside_env, so both write the
+// same Minari 0.5 dataset. Recording runs without the GIL; the env takes it for each reset and
+// step.
 #include <pybind11/stl.h>
 
 #include <filesystem>
 #include <memory>
-#include <optional>
-#include <system_error>
 
-#include "agent/env_plugins.h"
-#include "agent/policy_target.h"
-#include "agent/record/background_sink.h"
-#include "agent/record/minari_writer.h"
-#include "agent/record/output_dir.h"
 #include "agent/record/recorder.h"
 #include "agent/training.h"
 #include "bindings.h"
@@ -85,87 +78,44 @@ py::dict record_dataset(const std::string& target, const std::string& dataset_id
 }
 
 // A Gymnasium env: `one` is a recur.gym_batch.GymOne; target "" = the uniformly random policy.
+// agent::record_dataset with it as the env from outside the registry (a PyGymEnv named
+// "python:<name>", as the run directory of recur.train(config, env=...) says).
 py::dict record_dataset_gym(const std::string& target, py::object one,
                             const std::string& dataset_id, int episodes, uint64_t seed,
                             bool deterministic, bool record_state, const std::string& out,
                             bool overwrite, const std::string& format,
                             const std::string& description, const std::string& device) {
-  namespace record = agent::record;
-  // Every check before anything is written (agent::record_dataset's order).
-  RECUR_CHECK(episodes >= 1, "record {} episodes: record at least 1", episodes);
+  agent::RecordOptions o;
+  o.dataset_id = dataset_id;
+  o.episodes = episodes;
+  o.seed = seed;
+  o.deterministic = deterministic;
+  o.record_state = record_state;
+  o.out = out;
+  o.overwrite = overwrite;
   const Formats f = formats_of(format);
-  record::check_dataset_id(dataset_id);
-
-  const std::string name = one.attr("name").cast<std::string>();
-  record::DatasetInfo info;
-  info.dataset_id = dataset_id;
-  info.env_id = name;
+  o.write_minari = f.minari;
+  o.write_d4rl = f.d4rl;
+  o.description = description;
+  o.device = policy::resolve_device("device", device, policy::query_devices());
+  agent::OutsideEnv& env = o.outside_env;
+  env.name = one.attr("name").cast<std::string>();
+  env.kind = "a Python Gymnasium env";
   if (!one.attr("env_spec_json").is_none())
-    info.env_spec_json = one.attr("env_spec_json").cast<std::string>();
-  info.max_episode_steps = one.attr("max_episode_steps").cast<int>();
+    env.env_spec_json = one.attr("env_spec_json").cast<std::string>();
+  env.max_episode_steps = one.attr("max_episode_steps").cast<int>();
   if (!one.attr("reward_threshold").is_none())
-    info.reward_threshold = one.attr("reward_threshold").cast<double>();
-
-  record::RecordConfig rc;
-  rc.env_id = "python:" + name;  // as the run directory of recur.train(config, env=...) says
-  rc.episodes = episodes;
-  rc.seed = seed;
-  rc.deterministic = deterministic;
-  rc.record_state = record_state;
-  rc.placement.device = policy::resolve_device("device", device, policy::query_devices());
-  std::unique_ptr<envs::Env> env = make_py_gym_env(std::move(one), rc.env_id);
-  std::unique_ptr<record::Recorder> recorder;
-  if (target.empty()) {
-    rc.policy_name = "the random policy";
-    recorder = std::make_unique<record::Recorder>(rc, std::move(env));
-  } else {
-    const agent::PolicyTarget t = agent::load_policy_target(target, "", /*foreign_env_ok=*/true);
-    rc.policy_name = t.path.string();
-    recorder = std::make_unique<record::Recorder>(rc, std::move(env), t.checkpoint.spec,
-                                                  t.checkpoint.tensors);
-  }
-  info.observation_space = recorder->env().observation_space();
-  info.action_space = recorder->env().action_space();
-  info.algorithm_name = recorder->algorithm_name();
-  info.description =
-      !description.empty()
-          ? description
-          : fmt::format(
-                "{} episodes of {} on {} (a Python Gymnasium env) recorded by recur ({}, "
-                "seed {})",
-                episodes, rc.policy_name, name,
-                target.empty() ? "uniform actions"
-                               : (deterministic ? "deterministic" : "stochastic"),
-                seed);
-  info.author = "recur";
-  info.recur_policy_json = recorder->policy_json();
-  info.overwrite = overwrite;
-  info.write_minari = f.minari;
-  info.write_d4rl = f.d4rl;
-  const std::string root = out.empty() ? record::default_datasets_root() : out;
-
-  // From here on files appear: on any failure the writer removes its temporary dataset and this
-  // the directories it made (agent::record_dataset's rule).
-  const fs::path made_root = record::first_missing(fs::path(root) / dataset_id);
-  std::unique_ptr<record::MinariWriter> writer;
-  record::RecordSummary summary;
-  fs::path dataset, d4rl;
-  try {
+    env.reward_threshold = one.attr("reward_threshold").cast<double>();
+  env.make = [&]() -> std::unique_ptr<envs::Env> {
+    py::gil_scoped_acquire gil;  // record_dataset runs without it
+    return make_py_gym_env(one, "python:" + env.name);
+  };
+  agent::RecordResult r;
+  {
     py::gil_scoped_release unlocked;
-    writer = std::make_unique<record::MinariWriter>(root, info);  // refuses an existing id
-    {
-      record::BackgroundSink sink([&](const record::Episode& e) { writer->add(e); });
-      summary = recorder->run([&](const record::Episode& e) { sink.push(e); });
-      sink.finish();
-    }
-    dataset = writer->commit();
-    if (f.d4rl) d4rl = writer->dataset_dir() / "d4rl.hdf5";
-  } catch (...) {
-    writer.reset();
-    record::remove_if_only_directories(made_root);
-    throw;
+    r = agent::record_dataset(target, o);
   }
-  return summary_dict(rc.env_id, dataset, d4rl, summary);
+  return summary_dict(r.env_id, r.dataset, r.d4rl, r.summary);
 }
 
 }  // namespace

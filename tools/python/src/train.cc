@@ -12,16 +12,12 @@
 #include <optional>
 #include <thread>
 
-#include "agent/config/yaml.h"
-#include "agent/train_job.h"
+#include "agent/record/film.h"
+#include "agent/training.h"
 #include "bindings.h"
 #include "core/error.h"
 #include "core/logging.h"
 #include "gym_env.h"
-#include "policy/policy_actor.h"
-#ifndef RECUR_PYTHON_NO_RECORDING
-#include "agent/record/video_writer.h"
-#endif
 
 namespace recur::python {
 namespace {
@@ -45,45 +41,14 @@ std::unique_ptr<PyBatchEnv> make_py_batch(const py::object& make_batch, int n, c
 double film_episode(PyBatchEnv& env, const policy::PolicySpec& spec,
                     const policy::TensorMap& tensors, uint64_t seed, bool deterministic,
                     const std::string& path, int fps) {
-#ifdef RECUR_PYTHON_NO_RECORDING
-  (void)env, (void)spec, (void)tensors, (void)seed, (void)deterministic, (void)path, (void)fps;
-  throw Error("this build of recur has no video recording (RECUR_RECORDING=OFF)");
-#else
-  RECUR_CHECK(env.num_envs() == 1, "film_episode: one env, got {}", env.num_envs());
-  policy::PolicyActor actor(spec, 1, policy::Placement{});
-  actor.load(tensors);
-  Rng rng(derive_seed(seed, 77));
-  env.reset(seed);
-  const int adim = spec.action_kind == policy::ActionKind::kDiscrete ? 1 : spec.action_dim;
-  std::vector<float> action(static_cast<size_t>(adim)), lp(1), v(1);
-  std::vector<uint8_t> start(1, 1);
-  std::optional<agent::record::VideoWriter> video;
-  auto write = [&] {
-    envs::render::Frame f = env.render();
-    const int w = f.width & ~1, h = f.height & ~1;  // 4:2:0 needs even sizes: crop a pixel
-    if (w != f.width || h != f.height) {
-      envs::render::Frame c{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h * 3)};
-      for (int y = 0; y < h; ++y)
-        std::copy_n(f.row(y).begin(), static_cast<size_t>(w) * 3,
-                    c.pixels.begin() + static_cast<size_t>(y) * w * 3);
-      f = std::move(c);
-    }
-    if (!video) video.emplace(path, f.width, f.height, fps);
-    video->write(f);
-  };
-  write();
-  double total = 0;
-  for (;;) {
-    actor.act(env.obs(), start, rng, deterministic, action, lp, v);
-    env.step(action);
-    total += env.rewards()[0];
-    write();
-    start[0] = 0;
-    if (env.terminated()[0] || env.truncated()[0]) break;
-  }
-  video->close();
-  return total;
-#endif
+  envs::render::Frame frame;
+  return agent::record::film_episode(
+      env,
+      [&]() -> const envs::render::Frame& {
+        frame = env.render();
+        return frame;
+      },
+      fps, spec, tensors, seed, deterministic, path);
 }
 
 namespace {
@@ -91,13 +56,10 @@ namespace {
 py::dict train(const std::string& config_path, const std::vector<std::string>& overrides,
                const std::string& resume, const py::object& make_batch, int video_fps,
                std::optional<double> reward_threshold) {
-  const std::filesystem::path config_file = resume.empty()
-                                                ? std::filesystem::path(config_path)
-                                                : std::filesystem::path(resume) / "config.yaml";
-  const agent::TrainConfig config = agent::load_config(config_file, overrides);
-  agent::TrainJobOptions options;
-  options.name = config.run.name.empty() ? config_file.stem().string() : config.run.name;
+  agent::TrainOptions options;
+  options.overrides = overrides;
   options.resume_dir = resume;
+  options.handle_sigint = false;  // Python's handler: polled below
   std::atomic<bool> stop{false};
   options.stop_requested = &stop;
   if (!make_batch.is_none()) {
@@ -114,9 +76,10 @@ py::dict train(const std::string& config_path, const std::vector<std::string>& o
       return film_episode(*env, spec, tensors, eval_seed, true, path, video_fps);
     };
   }
+  // A resumed run uses its own config.yaml (a config given with resume= is not read).
+  const std::filesystem::path config_file = resume.empty() ? config_path : "";
 
-  std::packaged_task<agent::TrainJobResult()> job(
-      [&] { return agent::run_train_job(config, agent::to_yaml(config), options); });
+  std::packaged_task<agent::TrainResult()> job([&] { return agent::train(config_file, options); });
   auto result_future = job.get_future();
   std::thread worker(std::move(job));
   bool interrupted_by_user = false;
@@ -136,7 +99,7 @@ py::dict train(const std::string& config_path, const std::vector<std::string>& o
     }
   }
   worker.join();
-  const agent::TrainJobResult r = result_future.get();  // rethrows the job's exception
+  const agent::TrainResult r = result_future.get();  // rethrows the job's exception
   const std::string run_dir = std::filesystem::absolute(r.run_dir).string();
   if (interrupted_by_user) {
     PyErr_SetString(

@@ -30,11 +30,15 @@ sets=(--set env.num_envs=4 --set algo.rollout_steps=16 --set algo.epochs=2
   --set run.target_return=20 --set run.seed=5)
 train=("$recur" --log-level warn train "$configs/cartpole_novel.yaml" "${sets[@]}")
 
+t0=$(date +%s%N)
 "${train[@]}" --set run.output_dir="$d/ref" >"$d/ref.out" 2>"$d/log" || fail "the uninterrupted run failed"
+ref_ms=$((($(date +%s%N) - t0) / 1000000))
 ref=$(ls -d "$d"/ref/*/)
+echo "uninterrupted run: $ref_ms ms"
 
-# The killed run: started, then resumed, each process killed after a random 0.2..1.7 s, until a
-# process finishes (or max_kills kills; then one last resume runs to the end).
+# The killed run: started, then resumed, each process killed after a random delay within the
+# first third of the uninterrupted run's wall time (each process makes some progress, and many
+# kills land), until a process finishes (after max_kills kills, one last resume runs to the end).
 kills=0
 finished=0
 for ((i = 0; i <= max_kills; i++)); do
@@ -48,7 +52,7 @@ for ((i = 0; i <= max_kills; i++)); do
   "${cmd[@]}" >"$d/cut.out" 2>"$d/log" &  # $! is recur itself: SIGKILL reaches it
   pid=$!
   if ((i < max_kills)); then
-    ms=$((200 + RANDOM % 1500))
+    ms=$((20 + RANDOM % (ref_ms > 120 ? ref_ms / 3 : 40)))
     sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
     if kill -KILL "$pid" 2>/dev/null; then
       wait "$pid" 2>/dev/null
@@ -64,6 +68,7 @@ done
 ((finished)) || fail "the killed run never finished"
 run=$(ls -d "$d"/cut/*/)
 echo "killed $kills times"
+((kills >= 2)) || fail "only $kills kill(s) landed before the run finished: nothing much was tested"
 
 # Wall-clock columns of progress.csv: time_s, fps, act_time_s, learn_time_s, wait_time_s.
 strip_times() {

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/run/json_read.h"
 #include "agent/ppo/trainer_state.h"
+#include "agent/run/json_read.h"
 #include "core/error.h"
 
 namespace recur::agent {

@@ -287,8 +287,8 @@ TEST_CASE("a resumed run produces exactly what an uninterrupted run produces") {
 TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
   if (!recur::test::gpu_or_skip("GPU training run")) return;
   // The main job (configs/cartpole_novel.yaml, read from the file) with both cores on the GPU,
-  // on seeds 0, 1, 2. One seed is a coin toss, not a check: on the H100 (../shared/measurements/
-  // 2026-11-23-h100/train-diagnosis.txt) cuda/cuda reached 215.8 (100 episodes; 114.3 over 20)
+  // on seeds 0, 1, 2. One seed is a coin toss, not a check: on the H100 (docs/PERFORMANCE.md,
+  // the first H100 run) cuda/cuda reached 215.8 (100 episodes; 114.3 over 20)
   // on seed 0 and 500.0 / 498.9 on seeds 1 and 2, deterministically (CUDA_LAUNCH_BLOCKING and
   // graphs off give the same bits), and the CPU's own acceptance table has seeds at 469-500. So
   // the check is what held for every measured seed on both devices: at least 2 of 3 seeds solve

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The example env plugin tools/examples/tmaze ($RECUR_TMAZE), driven through `recur`
-# (envs/plugin.h, docs/PLUGINS.md). tmaze_train trains the run $RECUR_TMAZE_RUN that tmaze_eval and
+# (envs/plugin.h, README "Your own environment"). tmaze_train trains the run $RECUR_TMAZE_RUN that tmaze_eval and
 # tmaze_record_video use; tmaze_run_cleanup removes it (ctest fixtures). (tests/cli/lib.sh says
 # how cases run.)
 # shellcheck source-path=SCRIPTDIR source=lib.sh

@@ -1,5 +1,5 @@
-// The classic-control scenes sit where Gymnasium's numbers put them (RECORDING.md section 5) and
-// match two sets of references in tests/data/render/:
+// The classic-control scenes sit where Gymnasium's numbers put them (Gymnasium's
+// classic_control/*.py render()) and match two sets of references in tests/data/render/:
 //   recur_<id>.txt      recur's own frame at a fixed state (block means and exact-colour pixel
 //                       counts), written by this test with RECUR_UPDATE_RENDER_REFERENCES=1; it
 //                       catches any change in the pictures.

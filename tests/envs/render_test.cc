@@ -218,8 +218,8 @@ TEST_CASE("render: Canvas maps world points to y-up pixels and composes pushed t
   CHECK_THROWS_AS(Canvas(0, 10), std::invalid_argument);
 }
 
-// ---- Geometry: Gymnasium's numbers (RECORDING.md section 5). Rows are image rows (row 0 at the
-// top): Gymnasium's y-up y lands on row height - 1 - y after its flip. ----
+// ---- Geometry: Gymnasium's numbers (Gymnasium's classic_control/*.py render()). Rows are image
+// rows (row 0 at the top): Gymnasium's y-up y lands on row height - 1 - y after its flip. ----
 
 TEST_CASE("render: write_png round-trips through Cairo's PNG reader") {
   const fs::path dir =

@@ -1,5 +1,5 @@
 // LSTM cell clipping as cuDNN computes it (CUDNN_RNN_CLIP_MINMAX), pinned by the numbers cuDNN
-// 9.19 printed on an H100 (../shared/measurements/2026-11-23-h100/cudnn-clip-probe.txt): the cell
+// 9.19 printed on an H100 (docs/PERFORMANCE.md, the first H100 run): the cell
 // state is kept raw and clipped on every read, c_0 included, and the final state is returned
 // raw. TF's store-the-clipped-state form gives h = +0.145656 at t = 0 for c_0 = 2, bg = -10, and
 // c_T = -0.3; every executor here must give cuDNN's -0.145656 and -1.145036 instead.

@@ -1,10 +1,10 @@
 // BipedalWalker dynamics over a short horizon (layer b): recur's world is built from the draws
 // Gymnasium's reset made and driven by the recorded fixed actions (a fresh Gymnasium env per
 // episode, tests/data/box2d/bipedal_walker/short_horizon.txt). Box2D 2.4.1 is not pybox2d's 2.3
-// (joint limits, edge collision, BOX2D.md 3), so values are compared with tolerances; they are
-// chosen from the measured 2.4.1-vs-2.3 gap (RECUR_TEST_VERBOSE=1 prints it) with a margin, and
-// tight enough that a wrong constant, anchor, motor speed or reference angle fails (checked by
-// mutating each: see the comment at tolerance()).
+// (joint limits, edge collision, docs/BOX2D.md, "Why not bit for bit"), so values are compared with
+// tolerances; they are chosen from the measured 2.4.1-vs-2.3 gap (RECUR_TEST_VERBOSE=1 prints it)
+// with a margin, and tight enough that a wrong constant, anchor, motor speed or reference angle
+// fails (checked by mutating each: see the comment at tolerance()).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -31,9 +31,9 @@ constexpr int kHorizon = 15;  // steps compared after the reset step
 //     joint angle 0.12;
 //   * knees driven or pulled against their limits from step 1 (hips, kneel, over, hipsonly):
 //     both versions start the knees outside their limits and the leg anchors 0.5 m apart (a
-//     Gymnasium quirk, BOX2D.md 1.4); pybox2d's stateful limit tears the knee open by up to
-//     0.9 rad for several steps, 2.4.1's does not: pos 0.12, angle 0.18, joint angle 1.6. Only
-//     the hull's position and angle are checked there, loosely.
+//     Gymnasium quirk, docs/BOX2D.md, "Gymnasium's behaviour, as measured"); pybox2d's stateful
+//     limit tears the knee open by up to 0.9 rad for several steps, 2.4.1's does not: pos 0.12,
+//     angle 0.18, joint angle 1.6. Only the hull's position and angle are checked there, loosely.
 // Mutations caught (each checked by editing bipedal_walker_physics.cc and running this test):
 // hip referenceAngle 0 instead of -+0.05, knee referenceAngle 0.05, LEG_DOWN -9/30 instead of
 // -8/30, knee anchor 0.9 LEG_H/2, lower-leg width LEG_W instead of 0.8 LEG_W, hip speed 5

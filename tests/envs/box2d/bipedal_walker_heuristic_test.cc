@@ -1,10 +1,10 @@
 // BipedalWalker statistics (layer c): Gymnasium's heuristic gait, ported
 // (envs/box2d/bipedal_walker_heuristic.cc), over many seeds in recur against the same gait over
 // 1000 fresh Gymnasium envs (tests/data/box2d/bipedal_walker/heuristic.txt). BipedalWalker is
-// chaotic (a 1-ulp nudge flips episodes between a fall and the finish, BOX2D.md 1.7) and recur's
-// Box2D is 2.4.1, so only the score distributions can agree. The check is a two-sample test of
-// the means: |mean_recur - mean_gym| < 4 sqrt(s_recur^2 / n_recur + s_gym^2 / n_gym) (a false
-// alarm has probability ~6e-5 when the means are equal).
+// chaotic (a 1-ulp nudge flips episodes between a fall and the finish, docs/BOX2D.md, "Gymnasium's
+// behaviour, as measured") and recur's Box2D is 2.4.1, so only the score distributions can agree.
+// The check is a two-sample test of the means: |mean_recur - mean_gym| < 4 sqrt(s_recur^2 / n_recur
+// + s_gym^2 / n_gym) (a false alarm has probability ~6e-5 when the means are equal).
 //
 // Measured with 1000 episodes each (seeds 0..999; RECUR_BW_HEURISTIC_EPISODES=1000, by hand):
 //   BipedalWalker-v3          recur 109.8 +- 127.4 (960 steps/episode), Gymnasium 105.5 +- 127.4
@@ -12,9 +12,10 @@
 //   BipedalWalkerHardcore-v3  recur -63.2 +- 22.6 (352 steps/episode), Gymnasium -58.9 +- 25.4
 //                             (409): z = -3.95. A real difference: on 2.4.1 the gait falls at the
 //                             obstacles a little earlier (obstacle contacts are polygon-polygon and
-//                             edge-polygon, both rewritten in 2.4, BOX2D.md 3). The hardcore check
-//                             therefore allows that measured offset, -4.3 +- 1.1, plus the
-//                             two-sample bound: |d - kHardcoreOffset| < 4 se, not |d| < 4 se.
+//                             edge-polygon, both rewritten in 2.4, docs/BOX2D.md, "Why not bit for
+//                             bit"). The hardcore check therefore allows that measured offset, -4.3
+//                             +- 1.1, plus the two-sample bound: |d - kHardcoreOffset| < 4 se, not
+//                             |d| < 4 se.
 // The default episode counts keep the test near 10 s in a Release build on 2 cores.
 #include <doctest/doctest.h>
 

@@ -194,9 +194,9 @@ TEST_CASE("LunarLander exact: wind signal and the RNG draws of reset and step") 
 TEST_CASE("LunarLander exact: bodies, fixtures and joints as Gymnasium creates them") {
   ll::Sim sim({});
   sim.build({});
-  // Masses and inertia as pybox2d reports them (docs BOX2D.md 1.1, probe); inertia about the
-  // body origin. Box2D 2.4 computes polygon mass about the first vertex (2.3: the average):
-  // equal to float rounding.
+  // Masses and inertia as pybox2d reports them (docs/BOX2D.md, "Gymnasium's behaviour, as
+  // measured"); inertia about the body origin. Box2D 2.4 computes polygon mass about the first
+  // vertex (2.3: the average): equal to float rounding.
   const b2Body* lander = sim.lander();
   CHECK(lander->GetMass() == doctest::Approx(4.8167).epsilon(1e-4));
   CHECK(lander->GetLocalCenter().y == doctest::Approx(0.10131).epsilon(1e-3));

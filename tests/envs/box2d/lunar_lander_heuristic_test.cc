@@ -1,9 +1,9 @@
 // LunarLander, layer (c): statistics. Gymnasium's heuristic controller, ported
 // (envs/box2d/lunar_lander_heuristic.cc), must score in recur as in Gymnasium: the mean return over
 // fresh-seed episodes is compared with Gymnasium's over 1000 episodes
-// (tests/data/box2d/lunar_lander/heuristic.txt, tests/data/box2d/lunar_lander/generate.py) by a two-sample
-// z test: |mean_recur - mean_gym| < 4 sqrt(s_recur^2 / n_recur + s_gym^2 / n_gym), a false alarm
-// rate of 6e-5 when the two means are equal. Episode count: see episodes().
+// (tests/data/box2d/lunar_lander/heuristic.txt, tests/data/box2d/lunar_lander/generate.py) by a
+// two-sample z test: |mean_recur - mean_gym| < 4 sqrt(s_recur^2 / n_recur + s_gym^2 / n_gym), a
+// false alarm rate of 6e-5 when the two means are equal. Episode count: see episodes().
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -4,8 +4,8 @@
 // The lander's position, velocity, angle and angular velocity must follow Gymnasium's.
 //
 // Why tolerances at all: Box2D 2.4.1 is not pybox2d's 2.3 (joint limits, gravity integration and
-// polygon mass rounding differ: docs BOX2D.md section 3), so the bodies differ by float32
-// rounding from the first step. Measured worst over these 10 episodes x 20 steps (Gymnasium
+// polygon mass rounding differ: docs/BOX2D.md, "Why not bit for bit"), so the bodies differ by
+// float32 rounding from the first step. Measured worst over these 10 episodes x 20 steps (Gymnasium
 // 1.4.0, box2d 2.3.10): position 1.3e-5 m, velocity 1.7e-4 m/s, angle 4.3e-5 rad, angular
 // velocity 6.0e-4 rad/s. The tolerances below are 8-15x those. Each of these mutations, made
 // by hand, failed this test (hundreds of failed checks, most from step 0-2): main engine power

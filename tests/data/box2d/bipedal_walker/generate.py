@@ -2,7 +2,7 @@
 """Writes the Gymnasium golden data that tests/envs/box2d/bipedal_walker_*_test.cc read.
 
 recur's BipedalWalker runs on Box2D 2.4.1, Gymnasium's on pybox2d (Box2D ~2.3), so trajectories
-cannot match bit for bit (docs BOX2D.md section 3). The data is therefore in layers:
+cannot match bit for bit (docs/BOX2D.md, "Why not bit for bit"). The data is therefore in layers:
 
   terrain.txt        every numpy draw of reset(seed) (kind, bounds, value, in order) and what
                      Gymnasium built from them: terrain_y, obstacle polygons (float32 vertices read
@@ -18,7 +18,7 @@ cannot match bit for bit (docs BOX2D.md section 3). The data is therefore in lay
                      mean, std, n of the returns (statistical layer).
 
 A FRESH Gymnasium env is made for every episode: Gymnasium reuses its b2World across resets,
-which makes later episodes depend on earlier ones (BOX2D.md 1.7).
+which makes later episodes depend on earlier ones (docs/BOX2D.md, "Gymnasium's behaviour, as measured").
 
     /tmp/b2venv/bin/python tests/data/box2d/bipedal_walker/generate.py [--episodes 1000] [--out DIR]
 """

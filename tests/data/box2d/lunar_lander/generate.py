@@ -2,7 +2,7 @@
 """Writes the Gymnasium golden data that tests/envs/box2d/lunar_lander_*_test.cc read.
 
 recur's LunarLander runs on Box2D 2.4.1, Gymnasium's on pybox2d's Box2D 2.3, so trajectories
-cannot match bit for bit (docs BOX2D.md section 3). The data therefore feeds three layers of
+cannot match bit for bit (docs/BOX2D.md, "Why not bit for bit"). The data therefore feeds three layers of
 tests:
 
   trajectories.txt  episodes with every RNG draw Gymnasium made (terrain heights, initial force,

@@ -128,8 +128,9 @@ TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
               config.dist.backend);
   // The algorithm first: a config it cannot honour (an env option, device.*=cuda without a GPU)
   // fails before a run directory is created; so does the target.
-  algo_ = make_algorithm(
-      config, options.make_env ? options.make_env(config.env.num_envs, true) : nullptr, comm_);
+  auto env = options.make_env ? options.make_env(config.env.num_envs, true) : nullptr;
+  algo_ = options.make_algorithm ? options.make_algorithm(config, std::move(env), comm_)
+                                 : make_algorithm(config, std::move(env), comm_);
   table_.emplace(algo_->metric_columns());
   find_target();
   job_.next_eval = config.run.eval_every > 0 ? config.run.eval_every : -1;

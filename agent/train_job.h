@@ -25,6 +25,7 @@ namespace recur::agent {
 namespace dist {
 class Communicator;
 }
+class Algorithm;
 
 struct TrainJobOptions {
   std::string name = "run";  // the run directory is <output_dir>/<name>-<time>
@@ -46,6 +47,11 @@ struct TrainJobOptions {
   std::function<double(const std::string& path, const policy::PolicySpec& spec,
                        const policy::TensorMap& tensors, uint64_t eval_seed)>
       record_video;
+  // The algorithm (null: make_algorithm, agent/algorithm.h, by algo.type): for tests and for
+  // programs that bring an algorithm of their own.
+  std::function<std::unique_ptr<Algorithm>(const TrainConfig&, std::unique_ptr<envs::BatchEnv>,
+                                           dist::Communicator*)>
+      make_algorithm;
   // A data-parallel run (agent/dist/; not owned, null: one process): this process is one rank.
   // Rank 0 alone writes the run directory and evaluates; every rank trains. A resume reads the
   // run directory on every rank (it must be on a filesystem all ranks see).

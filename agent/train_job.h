@@ -3,8 +3,9 @@
 // algorithm, evaluates on a schedule, keeps the latest, best-by-eval and periodic checkpoints,
 // prints a progress line, and ends with a final deterministic evaluation. A stop request (Ctrl-C)
 // finishes the current update, writes a checkpoint and returns normally. The class behind
-// run_train_job is in train_job.cc; its parts: train_job_resume.cc (resume), train_job_log.cc
-// (progress.csv and TensorBoard from one table of columns).
+// run_train_job (TrainJob) is in train_job.cc; what it writes is described by agent/run/
+// (progress_table.h: progress.csv and TensorBoard from one table; resume_state.h: the resume
+// file).
 #pragma once
 
 #include <atomic>

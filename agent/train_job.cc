@@ -92,8 +92,8 @@ class TrainJob {
   // The counters saved with every checkpoint (resume_state.h); job_.elapsed and job_.segments
   // are those before this process (a resume), the time to target is in result_.
   JobState job_;
-  std::optional<ResumeState> saved_;  // the generation on disk (the next save's "previous")
-  int64_t saved_steps_ = -1;          // env steps of the latest checkpoint on disk (-1: none)
+  // The generation on disk (the next save's "previous"; none before the first checkpoint).
+  std::optional<ResumeState> saved_;
   std::optional<ProgressTable> table_;
   std::optional<CsvLog> progress_, eval_log_;
   std::optional<MonitorLog> monitor_;
@@ -219,7 +219,6 @@ void TrainJob::resume() {
   job_ = state.job;
   result_.target_env_steps = job_.target_env_steps;
   result_.target_seconds = job_.target_seconds;
-  saved_steps_ = job_.env_steps;
   saved_ = std::move(state);
   spdlog::info("resumed at {} env steps", algo_->env_steps());
 }
@@ -325,7 +324,6 @@ void TrainJob::save_latest() {
           (!saved_ || name != saved_->trainer_tensors))
         std::filesystem::remove(entry.path());
     }
-  saved_steps_ = algo_->env_steps();
   saved_ = std::move(state);
 }
 
@@ -350,11 +348,8 @@ EvalResult TrainJob::evaluate(int episodes, bool final_eval) {
   } else {
     spdlog::warn("no evaluation at {} env steps: the envs given cannot build evaluation envs",
                  algo_->env_steps());
-    job_.finished = final_eval;
-    save_latest();
-    return r;
   }
-  log_evaluation(r, final_eval);
+  if (!r.returns.empty()) log_evaluation(r, final_eval);  // empty: no evaluation envs
   job_.finished = final_eval;
   save_latest();
   if (comm_) {
@@ -465,7 +460,7 @@ void TrainJob::log_iteration(const Iteration& it) {
 // checkpoint on disk stays the last good one, and the message says how to go on.
 Error TrainJob::explain_nonfinite(const NonFiniteUpdate& e) const {
   if (!lead_) return Error(e.what());
-  if (saved_steps_ < 0)
+  if (!saved_)
     return Error(fmt::format(
         "{}\nThe run stopped before its first checkpoint; nothing was saved in {}. Start it "
         "again with the changes above.",
@@ -474,7 +469,8 @@ Error TrainJob::explain_nonfinite(const NonFiniteUpdate& e) const {
       "{}\nThe run stopped; nothing was written after the last good checkpoint, {} ({} env "
       "steps). Go on from it with: recur train --resume {} --set KEY=VALUE (e.g. "
       "algo.learning_rate)",
-      e.what(), run_dir_->latest_checkpoint().string(), saved_steps_, run_dir_->path().string()));
+      e.what(), run_dir_->latest_checkpoint().string(), saved_->job.env_steps,
+      run_dir_->path().string()));
 }
 
 // A pipelined algorithm trains on the data it holds before its state is saved (evaluations save

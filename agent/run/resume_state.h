@@ -57,7 +57,7 @@ struct ResumeFile {
 // The whole file's text -> values, every type and range checked; recur::Error naming `where` (the
 // file) and the key otherwise, never a JSON library exception.
 ResumeFile parse_resume_file(const std::string& text, const std::string& where);
-// The current generation only (what the fuzzer exercises; parse_resume_file reads both).
+// The current generation only (parse_resume_file reads both).
 ResumeState parse_resume_state(const std::string& text, const std::string& where);
 
 // The file's text for `current` with `previous` beside it.

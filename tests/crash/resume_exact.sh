@@ -43,10 +43,12 @@ kills=0
 finished=0
 for ((i = 0; i <= max_kills; i++)); do
   run=$(ls -d "$d"/cut/*/ 2>/dev/null | head -1)
-  if [[ -n $run && -f $run/trainer_state.safetensors ]]; then
+  # Resumable once both files of the first checkpoint exist (killed between the two, recur says
+  # to start a new run).
+  if [[ -n $run && -f $run/trainer_state.safetensors && -f $run/checkpoints/latest.safetensors ]]; then
     cmd=("$recur" --log-level warn train --resume "$run")
   else
-    rm -rf "$d/cut"  # killed before its first checkpoint: start again
+    rm -rf "$d/cut"  # killed before its first checkpoint was complete: start again
     cmd=("${train[@]}" --set run.output_dir="$d/cut")
   fi
   "${cmd[@]}" >"$d/cut.out" 2>"$d/log" &  # $! is recur itself: SIGKILL reaches it

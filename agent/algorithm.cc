@@ -1,9 +1,31 @@
 #include "agent/algorithm.h"
 
+#include <spdlog/spdlog.h>
+
+#include "agent/dist/communicator.h"
+#include "agent/offpolicy/trainer.h"
 #include "agent/ppo/trainer.h"
 #include "core/error.h"
 
 namespace recur::agent {
+
+// device.actor / device.learner against this build and machine; auto is logged with its reason.
+policy::Placement resolve_placement(const std::string& key, const std::string& value, const DeviceConfig& d,
+                            const policy::DeviceReport& report) {
+  std::string why;
+  policy::Placement p;
+  p.device = policy::resolve_device(key, value, report, &why);
+  if (!why.empty()) spdlog::info("{}", why);
+  RECUR_CHECK(p.device == policy::Device::kCpu || d.index < static_cast<int>(report.gpus.size()),
+              "device.index = {}: this machine has {} usable GPU(s) (0..{}); {} is cuda", d.index,
+              report.gpus.size(), static_cast<int>(report.gpus.size()) - 1, key);
+  p.step.device = p.sequence.device = d.index;
+  p.step.use_graph = d.cuda_graph;
+  p.step.io = policy::parse_step_io(d.actor_io);
+  p.sequence.math = policy::parse_rnn_math(d.cudnn_math);
+  p.sequence.algo = policy::parse_rnn_algo(d.cudnn_algo);
+  return p;
+}
 
 policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& observation,
                                     const envs::Space& action) {
@@ -40,7 +62,13 @@ std::unique_ptr<Algorithm> make_algorithm(const TrainConfig& config,
                                           dist::Communicator* comm) {
   // algo.type is validated against this list (agent/config/validate.cc).
   if (config.algo.type == "ppo") return std::make_unique<PpoTrainer>(config, std::move(env), comm);
-  throw Error(fmt::format("algo.type = {}: no such algorithm (known: ppo)", config.algo.type));
+  if (config.algo.type == "sac" || config.algo.type == "td3") {
+    RECUR_CHECK(comm == nullptr || comm->size() <= 1,
+                "algo.type = {} runs in one process: start it without mpirun", config.algo.type);
+    return std::make_unique<offpolicy::OffPolicyTrainer>(config, std::move(env));
+  }
+  throw Error(fmt::format("algo.type = {}: no such algorithm (known: ppo, sac, td3)",
+                          config.algo.type));
 }
 
 }  // namespace recur::agent

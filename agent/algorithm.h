@@ -25,6 +25,8 @@
 #include "agent/config/config.h"
 #include "core/error.h"
 #include "envs/batch_env.h"
+#include "policy/device_choice.h"
+#include "policy/devices.h"
 #include "policy/policy_spec.h"
 #include "policy/tensor.h"
 
@@ -114,6 +116,11 @@ class Algorithm {
 // observation of rank > 1 or an unsupported action space).
 policy::PolicySpec make_policy_spec(const PolicyConfig& config, const envs::Space& observation,
                                     const envs::Space& action);
+
+// device.actor / device.learner against this build and machine (`auto` is logged with its
+// reason); recur::Error when the choice cannot run here.
+policy::Placement resolve_placement(const std::string& key, const std::string& value,
+                                    const DeviceConfig& device, const policy::DeviceReport& report);
 
 // The algorithm of config.algo.type over `env` (null: a VectorEnv of config.env) and `comm`
 // (not owned; null: one process).

@@ -150,10 +150,45 @@ struct DistConfig {
   bool operator==(const DistConfig&) const = default;
 };
 
+// The replay-based algorithms (algo.type sac | td3): recurrent SAC (Box and Discrete actions) and
+// TD3 with sequence replay (agent/offpolicy/). algo.gamma, algo.adam_eps, algo.on_nonfinite and
+// algo.max_nonfinite_updates apply to them too; the other algo keys are PPO's.
+struct OffPolicyConfig {
+  int64_t buffer_size = 1000000;  // transitions kept (split evenly over env.num_envs rings)
+  int batch_size = 32;            // sequences per gradient update
+  int seq_len = 32;               // steps per sequence that carry a loss
+  int burn_in = 0;                // steps replayed before them without a loss (stored_state)
+  // true: each sequence starts from the recurrent states the actor and critic held there (R2D2),
+  // refreshed by burn_in steps; false: from zero state (Ni et al.'s default).
+  bool stored_state = false;
+  int64_t learning_starts = 1000;  // env steps of uniform random actions before any update
+  float updates_per_step = 1.0f;   // gradient updates per env step collected (update-to-data)
+  int steps_per_iteration = 1000;  // env steps per progress row (rounded up to env.num_envs)
+  float actor_lr = 3e-4f;
+  float critic_lr = 3e-4f;
+  float alpha_lr = 3e-4f;  // SAC temperature
+  float tau = 0.005f;      // Polyak rate of the target networks
+  float init_alpha = 1.0f;
+  bool auto_alpha = true;  // SAC: tune the temperature towards target_entropy
+  // SAC's entropy target; absent = -action_dim (Box) or 0.7 * log(n) (Discrete).
+  std::optional<float> target_entropy;
+  int policy_delay = 2;            // TD3: critic updates per actor and target update
+  float target_noise = 0.2f;       // TD3: target policy smoothing (normalized action units)
+  float target_noise_clip = 0.5f;  // TD3
+  float exploration_noise = 0.1f;  // TD3: Gaussian noise of the acting policy (normalized)
+  float max_grad_norm = 0.0f;      // 0 = no clipping (per network)
+  // Checkpoints hold the replay buffer (resume continues with it; its size is logged). false:
+  // they do not, and a resumed run refills an empty buffer (no longer equal to an unbroken run).
+  bool save_replay = true;
+
+  bool operator==(const OffPolicyConfig&) const = default;
+};
+
 struct TrainConfig {
   EnvConfig env;
   PolicyConfig policy;
   AlgoConfig algo;
+  OffPolicyConfig offpolicy;
   RunConfig run;
   DeviceConfig device;
   DistConfig dist;

@@ -104,7 +104,8 @@ void check_policy(const Checker& c, const PolicyConfig& p) {
 }
 
 void check_algo(const Checker& c, const AlgoConfig& a, const EnvConfig& e) {
-  c.require_choice("algo.type", a.type, {"ppo"});
+  c.require_choice("algo.type", a.type, {"ppo", "sac", "td3"});
+  if (a.type != "ppo") return;  // the replay-based algorithms: check_offpolicy
   c.require(a.rollout_steps >= 1, "algo.rollout_steps", a.rollout_steps, ">= 1");
   c.require(a.epochs >= 1, "algo.epochs", a.epochs, ">= 1");
   c.require(a.num_minibatches >= 1, "algo.num_minibatches", a.num_minibatches, ">= 1");
@@ -141,8 +142,71 @@ void check_algo(const Checker& c, const AlgoConfig& a, const EnvConfig& e) {
             ">= 1");
 }
 
+// A requirement of the replay-based algorithms on a key outside section offpolicy.
+void require_for_offpolicy(const Checker& c, bool ok, const std::string& path,
+                           const std::string& value, const AlgoConfig& a, std::string_view why) {
+  if (ok) return;
+  throw Error(fmt::format("{}{} = {}{} is not supported with algo.type = {}{}: {}.", c.lead(path),
+                          path, value, c.default_note(path), a.type, c.origin("algo.type"), why));
+}
+
+void check_offpolicy(const Checker& c, const TrainConfig& t) {
+  const OffPolicyConfig& o = t.offpolicy;
+  const AlgoConfig& a = t.algo;
+  c.require(o.batch_size >= 1, "offpolicy.batch_size", o.batch_size, ">= 1");
+  c.require(o.seq_len >= 1, "offpolicy.seq_len", o.seq_len, ">= 1");
+  c.require(o.burn_in >= 0 && o.burn_in < o.seq_len, "offpolicy.burn_in", o.burn_in,
+            fmt::format(">= 0 and less than offpolicy.seq_len = {} (the steps that carry the loss; "
+                        "R2D2 burns in 40 of 80)",
+                        o.seq_len));
+  const int64_t window = int64_t{o.burn_in} + o.seq_len;
+  const int64_t one_batch = window * o.batch_size;
+  c.require(o.buffer_size >= one_batch && o.buffer_size / t.env.num_envs >= window,
+            "offpolicy.buffer_size", o.buffer_size,
+            fmt::format("at least one batch, offpolicy.batch_size * (burn_in + seq_len) = {}, and "
+                        "(burn_in + seq_len) = {} per env ring ({} envs: >= {})",
+                        one_batch, window, t.env.num_envs, window * t.env.num_envs));
+  c.require(o.learning_starts >= 0, "offpolicy.learning_starts", o.learning_starts, ">= 0");
+  c.require(o.updates_per_step > 0 && o.updates_per_step <= 64 && std::isfinite(o.updates_per_step),
+            "offpolicy.updates_per_step", o.updates_per_step, "in (0, 64]");
+  c.require(o.steps_per_iteration >= 1, "offpolicy.steps_per_iteration", o.steps_per_iteration,
+            ">= 1");
+  for (const auto& [key, v] : {std::pair{"offpolicy.actor_lr", o.actor_lr},
+                               {"offpolicy.critic_lr", o.critic_lr},
+                               {"offpolicy.alpha_lr", o.alpha_lr},
+                               {"offpolicy.init_alpha", o.init_alpha}})
+    c.require(v > 0 && std::isfinite(v), key, v, "> 0");
+  c.require(o.tau > 0 && o.tau <= 1, "offpolicy.tau", o.tau, "in (0, 1]");
+  c.require(!o.target_entropy || std::isfinite(*o.target_entropy), "offpolicy.target_entropy",
+            o.target_entropy ? *o.target_entropy : 0.0f, "finite (or absent: automatic)");
+  c.require(o.policy_delay >= 1, "offpolicy.policy_delay", o.policy_delay, ">= 1");
+  c.require(o.target_noise >= 0 && std::isfinite(o.target_noise), "offpolicy.target_noise",
+            o.target_noise, ">= 0");
+  c.require(o.target_noise_clip >= 0 && std::isfinite(o.target_noise_clip),
+            "offpolicy.target_noise_clip", o.target_noise_clip, ">= 0");
+  c.require(o.exploration_noise >= 0 && std::isfinite(o.exploration_noise),
+            "offpolicy.exploration_noise", o.exploration_noise, ">= 0");
+  c.require(o.max_grad_norm >= 0 && std::isfinite(o.max_grad_norm), "offpolicy.max_grad_norm",
+            o.max_grad_norm, ">= 0 (0 = off)");
+  require_for_offpolicy(c, !t.env.normalize_obs, "env.normalize_obs", "true", a,
+                        "replayed observations are stored raw and the networks see them as "
+                        "stored; set env.normalize_obs: false");
+  require_for_offpolicy(c, !t.env.normalize_reward, "env.normalize_reward", "true", a,
+                        "replayed rewards are stored raw; set env.normalize_reward: false");
+  require_for_offpolicy(c, !t.policy.shared_core, "policy.shared_core", "true", a,
+                        "the actor and the critics always have their own encoders and cores "
+                        "(Ni et al.: sharing hurts); set policy.shared_core: false");
+  require_for_offpolicy(c, !a.async, "algo.async", "true", a,
+                        "the replay learner runs synchronously; set algo.async: false");
+  require_for_offpolicy(c, t.dist.backend == "none", "dist.backend", "'" + t.dist.backend + "'", a,
+                        "the replay learner runs in one process; set dist.backend: none");
+}
+
 void check_run(const Checker& c, const RunConfig& r, const EnvConfig& e, const AlgoConfig& a) {
-  const int64_t per_update = int64_t{e.num_envs} * a.rollout_steps;
+  if (a.type != "ppo")
+    c.require(r.total_env_steps >= e.num_envs, "run.total_env_steps", r.total_env_steps,
+              fmt::format(">= env.num_envs = {} (one step of every env)", e.num_envs));
+  const int64_t per_update = int64_t{e.num_envs} * (a.type == "ppo" ? a.rollout_steps : 1);
   RECUR_CHECK(r.total_env_steps >= per_update,
               "{}run.total_env_steps = {}{} is less than one update: env.num_envs * "
               "algo.rollout_steps = {} * {} = {} env steps. Set run.total_env_steps to at least "
@@ -173,6 +237,7 @@ void check(const Checker& c, const TrainConfig& config) {
   check_env(c, config.env);
   check_policy(c, config.policy);
   check_algo(c, config.algo, config.env);
+  if (config.algo.type != "ppo") check_offpolicy(c, config);
   check_run(c, config.run, config.env, config.algo);
   c.require_choice("device.actor", config.device.actor, {"cpu", "cuda", "auto"});
   c.require_choice("device.learner", config.device.learner, {"cpu", "cuda", "auto"});

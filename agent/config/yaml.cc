@@ -60,6 +60,7 @@ const std::vector<Section>& sections() {
   using E = EnvConfig;
   using P = PolicyConfig;
   using A = AlgoConfig;
+  using O = OffPolicyConfig;
   using R = RunConfig;
   using D = DeviceConfig;
   using X = DistConfig;
@@ -102,6 +103,28 @@ const std::vector<Section>& sections() {
         field("adam_eps", &T::algo, &A::adam_eps),
         field("on_nonfinite", &T::algo, &A::on_nonfinite),
         field("max_nonfinite_updates", &T::algo, &A::max_nonfinite_updates)}},
+      {"offpolicy",
+       {field("buffer_size", &T::offpolicy, &O::buffer_size),
+        field("batch_size", &T::offpolicy, &O::batch_size),
+        field("seq_len", &T::offpolicy, &O::seq_len),
+        field("burn_in", &T::offpolicy, &O::burn_in),
+        field("stored_state", &T::offpolicy, &O::stored_state),
+        field("learning_starts", &T::offpolicy, &O::learning_starts),
+        field("updates_per_step", &T::offpolicy, &O::updates_per_step),
+        field("steps_per_iteration", &T::offpolicy, &O::steps_per_iteration),
+        field("actor_lr", &T::offpolicy, &O::actor_lr),
+        field("critic_lr", &T::offpolicy, &O::critic_lr),
+        field("alpha_lr", &T::offpolicy, &O::alpha_lr),
+        field("tau", &T::offpolicy, &O::tau),
+        field("init_alpha", &T::offpolicy, &O::init_alpha),
+        field("auto_alpha", &T::offpolicy, &O::auto_alpha),
+        field("target_entropy", &T::offpolicy, &O::target_entropy),
+        field("policy_delay", &T::offpolicy, &O::policy_delay),
+        field("target_noise", &T::offpolicy, &O::target_noise),
+        field("target_noise_clip", &T::offpolicy, &O::target_noise_clip),
+        field("exploration_noise", &T::offpolicy, &O::exploration_noise),
+        field("max_grad_norm", &T::offpolicy, &O::max_grad_norm),
+        field("save_replay", &T::offpolicy, &O::save_replay)}},
       {"run",
        {field("total_env_steps", &T::run, &R::total_env_steps), field("seed", &T::run, &R::seed),
         field("output_dir", &T::run, &R::output_dir), field("name", &T::run, &R::name),

@@ -15,25 +15,6 @@
 
 namespace recur::agent {
 
-namespace {
-// device.actor / device.learner against this build and machine; auto is logged with its reason.
-policy::Placement placement(const std::string& key, const std::string& value, const DeviceConfig& d,
-                            const policy::DeviceReport& report) {
-  std::string why;
-  policy::Placement p;
-  p.device = policy::resolve_device(key, value, report, &why);
-  if (!why.empty()) spdlog::info("{}", why);
-  RECUR_CHECK(p.device == policy::Device::kCpu || d.index < static_cast<int>(report.gpus.size()),
-              "device.index = {}: this machine has {} usable GPU(s) (0..{}); {} is cuda", d.index,
-              report.gpus.size(), static_cast<int>(report.gpus.size()) - 1, key);
-  p.step.device = p.sequence.device = d.index;
-  p.step.use_graph = d.cuda_graph;
-  p.step.io = policy::parse_step_io(d.actor_io);
-  p.sequence.math = policy::parse_rnn_math(d.cudnn_math);
-  p.sequence.algo = policy::parse_rnn_algo(d.cudnn_algo);
-  return p;
-}
-}  // namespace
 
 PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env,
                        dist::Communicator* comm)
@@ -41,8 +22,8 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
       comm_(comm != nullptr && comm->size() > 1 ? comm : nullptr),
       venv_(std::move(env)) {
   const auto report = policy::query_devices();
-  actor_placement_ = placement("device.actor", config.device.actor, config.device, report);
-  learner_placement_ = placement("device.learner", config.device.learner, config.device, report);
+  actor_placement_ = resolve_placement("device.actor", config.device.actor, config.device, report);
+  learner_placement_ = resolve_placement("device.learner", config.device.learner, config.device, report);
   Options env_options;
   env_options.values = config.env.options;
   env_options.source =

@@ -37,4 +37,20 @@ void launch_gaussian_head(const float* mean, const float* log_std, int batch, in
                           const uint64_t* seed, const uint32_t* deterministic, float* actions,
                           float* log_probs, cudaStream_t stream);
 
+// Tanh-squashed actions, policy::TanhGaussian and policy::TanhDeterministic (the formulas are
+// policy/squashed_action.h's functions, called on the device). Actions in env units,
+// to_env_action(a, low_j, high_j) kept inside [low_j, high_j].
+//   tanh_gaussian: head row [mean (d), raw log-std (d)]; log_std = squash_log_std(raw);
+//     a = tanh(mean + exp(log_std) eps) (eps float64; mode: eps = 0);
+//     log_probs = sum_j tanh_gaussian_log_prob_term(eps_j, log_std_j, a_j)
+//   tanh: head row the mean (d); a = tanh(mean), sampled clamp(tanh(mean) + noise eps, -1, 1);
+//     log_probs = 0
+// head (B, 2d | d), low (d), high (d), seed (1), deterministic (1), actions (B, d), log_probs (B)
+void launch_tanh_gaussian_head(const float* head, const float* low, const float* high, int batch,
+                               int dim, const uint64_t* seed, const uint32_t* deterministic,
+                               float* actions, float* log_probs, cudaStream_t stream);
+void launch_tanh_head(const float* mean, const float* low, const float* high, int batch, int dim,
+                      float noise, const uint64_t* seed, const uint32_t* deterministic,
+                      float* actions, float* log_probs, cudaStream_t stream);
+
 }  // namespace recur::kernels

@@ -1,10 +1,12 @@
 #include "policy/distributions.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
 
 #include "core/error.h"
+#include "policy/squashed_action.h"
 
 namespace recur::policy {
 namespace {
@@ -13,6 +15,18 @@ constexpr float kHalfLog2Pi = 0.918938533204672741780329736406f;  // log(2 pi) /
 
 size_t rows_times(int n, int width) {
   return static_cast<size_t>(n) * static_cast<size_t>(width);
+}
+
+// to_env_action, kept inside [low, high]: at a = +-1 (tanh saturates in float32) the rounding of
+// low + (high - low) may land one ulp outside the Box, which the env must never see.
+float env_action(float a, float low, float high) {
+  return std::clamp(to_env_action(a, low, high), low, high);
+}
+
+void check_box(int dim, std::span<const float> low, std::span<const float> high, const char* what) {
+  RECUR_CHECK_ARG(low.size() == static_cast<size_t>(dim) && high.size() == static_cast<size_t>(dim),
+                  "{}: the Box has {} low and {} high bounds, want dim {}", what, low.size(),
+                  high.size(), dim);
 }
 
 void check_row_output(int batch, std::span<const float> upstream, const char* what) {
@@ -240,6 +254,104 @@ void DiagGaussian::backward(std::span<const float> actions, std::span<const floa
     }
     if (!d_log_std.empty()) d_log_std[c] += static_cast<float>(g_log_std);
   }
+}
+
+// ----------------------------------------------------------------------------------------------
+// TanhGaussian
+
+TanhGaussian::TanhGaussian(int batch, int dim, std::span<const float> head,
+                           std::span<const float> low, std::span<const float> high)
+    : batch_(batch), dim_(dim), head_(head), low_(low), high_(high) {
+  RECUR_CHECK_ARG(batch >= 0 && dim > 0, "TanhGaussian: batch {} and dim {} (dim must be positive)",
+                  batch, dim);
+  RECUR_CHECK_ARG(head.size() == rows_times(batch, 2 * dim),
+                  "TanhGaussian: head of {} floats, want batch {} x 2 dim {}", head.size(), batch,
+                  2 * dim);
+  check_box(dim, low, high, "TanhGaussian");
+}
+
+float TanhGaussian::draw(size_t i, size_t j, double eps, std::span<float> actions) const {
+  const size_t row = i * 2 * static_cast<size_t>(dim_);
+  const float mean = head_[row + j];
+  const float log_std = squash_log_std(head_[row + static_cast<size_t>(dim_) + j]);
+  // u in float64 as DiagGaussian::sample: eps = 0 gives u = mean exactly.
+  const double sigma = std::exp(static_cast<double>(log_std));
+  const float a = std::tanh(static_cast<float>(static_cast<double>(mean) + sigma * eps));
+  actions[i * static_cast<size_t>(dim_) + j] = env_action(a, low_[j], high_[j]);
+  return tanh_gaussian_log_prob_term(static_cast<float>(eps), log_std, a);
+}
+
+void TanhGaussian::sample(Rng& rng, std::span<float> actions, std::span<float> log_probs) const {
+  RECUR_CHECK_ARG(actions.size() == rows_times(batch_, dim_),
+                  "TanhGaussian.sample: actions {} floats, want batch {} x dim {}", actions.size(),
+                  batch_, dim_);
+  check_row_output(batch_, log_probs, "TanhGaussian.sample: log_probs");
+  for (size_t i = 0; i < static_cast<size_t>(batch_); ++i) {
+    float sum = 0.0f;
+    for (size_t j = 0; j < static_cast<size_t>(dim_); ++j) sum += draw(i, j, rng.normal(), actions);
+    if (!log_probs.empty()) log_probs[i] = sum;
+  }
+}
+
+void TanhGaussian::mode(std::span<float> actions, std::span<float> log_probs) const {
+  RECUR_CHECK_ARG(actions.size() == rows_times(batch_, dim_),
+                  "TanhGaussian.mode: actions {} floats, want batch {} x dim {}", actions.size(),
+                  batch_, dim_);
+  check_row_output(batch_, log_probs, "TanhGaussian.mode: log_probs");
+  for (size_t i = 0; i < static_cast<size_t>(batch_); ++i) {
+    float sum = 0.0f;
+    for (size_t j = 0; j < static_cast<size_t>(dim_); ++j) sum += draw(i, j, 0.0, actions);
+    if (!log_probs.empty()) log_probs[i] = sum;
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// TanhDeterministic
+
+TanhDeterministic::TanhDeterministic(int batch, int dim, std::span<const float> mean,
+                                     std::span<const float> low, std::span<const float> high,
+                                     float noise)
+    : batch_(batch), dim_(dim), noise_(noise), mean_(mean), low_(low), high_(high) {
+  RECUR_CHECK_ARG(batch >= 0 && dim > 0,
+                  "TanhDeterministic: batch {} and dim {} (dim must be positive)", batch, dim);
+  RECUR_CHECK_ARG(mean.size() == rows_times(batch, dim),
+                  "TanhDeterministic: mean of {} floats, want batch {} x dim {}", mean.size(),
+                  batch, dim);
+  check_box(dim, low, high, "TanhDeterministic");
+}
+
+void TanhDeterministic::sample(Rng& rng, std::span<float> actions) const {
+  RECUR_CHECK_ARG(actions.size() == mean_.size(),
+                  "TanhDeterministic.sample: actions {} floats, want batch {} x dim {}",
+                  actions.size(), batch_, dim_);
+  const auto d = static_cast<size_t>(dim_);
+  for (size_t k = 0; k < actions.size(); ++k) {
+    const double a =
+        static_cast<double>(std::tanh(mean_[k])) + static_cast<double>(noise_) * rng.normal();
+    actions[k] =
+        env_action(static_cast<float>(std::clamp(a, -1.0, 1.0)), low_[k % d], high_[k % d]);
+  }
+}
+
+void TanhDeterministic::mode(std::span<float> actions) const {
+  RECUR_CHECK_ARG(actions.size() == mean_.size(),
+                  "TanhDeterministic.mode: actions {} floats, want batch {} x dim {}",
+                  actions.size(), batch_, dim_);
+  const auto d = static_cast<size_t>(dim_);
+  for (size_t k = 0; k < actions.size(); ++k)
+    actions[k] = env_action(std::tanh(mean_[k]), low_[k % d], high_[k % d]);
+}
+
+void normalize_actions(std::span<const float> env_actions, std::span<const float> low,
+                       std::span<const float> high, std::span<float> out) {
+  const size_t d = low.size();
+  RECUR_CHECK_ARG(
+      d > 0 && high.size() == d && env_actions.size() % d == 0 && out.size() == env_actions.size(),
+      "normalize_actions: {} actions into {} floats with a Box of {} low and {} high "
+      "bounds (want a multiple of the Box's size, and out as large)",
+      env_actions.size(), out.size(), d, high.size());
+  for (size_t k = 0; k < out.size(); ++k)
+    out[k] = from_env_action(env_actions[k], low[k % d], high[k % d]);
 }
 
 }  // namespace recur::policy

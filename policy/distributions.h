@@ -77,4 +77,58 @@ class DiagGaussian {
   std::span<const float> mean_, log_std_;
 };
 
+// A tanh-squashed Gaussian per row (SAC's actor; the math is policy/squashed_action.h's): head
+// (N, 2d) holds [mean (d), raw log-std (d)] per row, low and high (d) the env's Box. Actions are
+// written in ENV units, a_env = to_env_action(a, low, high) with a = tanh(u) in (-1, 1); the
+// log-probs are log pi(a) of the NORMALIZED action (no log-det of the affine map, as SB3), so a
+// learner's target entropy -d is in normalized units.
+//   log_std = squash_log_std(raw)        u = mean + exp(log_std) eps
+//   log pi(a) = sum_j tanh_gaussian_log_prob_term(eps_j, log_std_j, a_j)
+// The log-prob comes with the draw, from eps itself: recovering eps from a stored action would
+// need atanh, which is unstable where tanh saturates.
+class TanhGaussian {
+ public:
+  TanhGaussian(int batch, int dim, std::span<const float> head, std::span<const float> low,
+               std::span<const float> high);
+  int batch() const { return batch_; }
+  int dim() const { return dim_; }
+
+  // eps ~ rng.normal() (float64, row-major order, as DiagGaussian::sample) -> actions (N, d),
+  // log_probs (N) (may be empty: not wanted).
+  void sample(Rng& rng, std::span<float> actions, std::span<float> log_probs) const;
+  // a = tanh(mean) -> actions (N, d); log_probs (N) as sample's with eps = 0 (may be empty).
+  void mode(std::span<float> actions, std::span<float> log_probs) const;
+
+ private:
+  // Row i, dimension j with the draw eps: writes the env action, returns the log-prob term.
+  float draw(size_t i, size_t j, double eps, std::span<float> actions) const;
+
+  int batch_, dim_;
+  std::span<const float> head_, low_, high_;
+};
+
+// TD3's actor, tanh-squashed and deterministic, exploring by additive Gaussian noise in
+// normalized units: head (N, d) the mean, low and high (d) the env's Box; env-unit actions.
+//   mode:   a = tanh(mean)
+//   sample: a = clamp(tanh(mean) + noise * eps, -1, 1), eps ~ rng.normal() in row-major order
+// A deterministic policy has no density: act() reports log-probs of 0.
+class TanhDeterministic {
+ public:
+  TanhDeterministic(int batch, int dim, std::span<const float> mean, std::span<const float> low,
+                    std::span<const float> high, float noise);
+  void sample(Rng& rng, std::span<float> actions) const;  // (N, d)
+  void mode(std::span<float> actions) const;              // (N, d)
+
+ private:
+  int batch_, dim_;
+  float noise_;
+  std::span<const float> mean_, low_, high_;
+};
+
+// Env-unit actions (N, d) of a squashed actor -> its normalized actions (N, d) (from_env_action
+// per dimension with the Box low, high (d)): what the off-policy learner replays. In place is
+// fine (out may be env_actions).
+void normalize_actions(std::span<const float> env_actions, std::span<const float> low,
+                       std::span<const float> high, std::span<float> out);
+
 }  // namespace recur::policy

@@ -1,5 +1,7 @@
 #include "policy/policy_actor.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "policy/canonical_weights.h"
 #include "policy/distributions.h"
@@ -62,7 +64,7 @@ PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& pla
   actor_head_.reserve(slots);
   critic_head_.reserve(slots);
   log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
-  head_out_.assign(b * spec.action_dim, 0.0f);
+  head_out_.assign(b * static_cast<size_t>(squash_head_width(spec.squash, spec.action_dim)), 0.0f);
   saved_states_.assign(b * spec.state_size(), 0.0f);
 }
 
@@ -111,6 +113,14 @@ void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episo
     Categorical dist(slots_, spec_.action_dim, head_out_);
     deterministic ? dist.mode(actions) : dist.sample(rng, actions);
     dist.log_prob(actions, log_probs);
+  } else if (spec_.squash == Squash::kTanhGaussian) {
+    TanhGaussian dist(slots_, spec_.action_dim, head_out_, spec_.action_low, spec_.action_high);
+    deterministic ? dist.mode(actions, log_probs) : dist.sample(rng, actions, log_probs);
+  } else if (spec_.squash == Squash::kTanh) {
+    TanhDeterministic dist(slots_, spec_.action_dim, head_out_, spec_.action_low, spec_.action_high,
+                           spec_.exploration_noise);
+    deterministic ? dist.mode(actions) : dist.sample(rng, actions);
+    std::fill(log_probs.begin(), log_probs.end(), 0.0f);  // no density: a deterministic policy
   } else {
     DiagGaussian dist(slots_, spec_.action_dim, head_out_, log_std_);
     deterministic ? dist.mode(actions) : dist.sample(rng, actions);

@@ -45,6 +45,9 @@ class PolicyActor {
 
   // obs (B, obs_dim) raw; episode_start (B): 1 = the slot's state is zeroed before this step.
   // Writes actions (B, action_dim) (a Discrete action as its index), log_probs (B), values (B).
+  // A squashed actor (spec.squash) writes env-unit actions inside [action_low, action_high]
+  // (policy::normalize_actions gives the learner's units back) and the log-prob of the
+  // normalized action (TanhGaussian; 0 for kTanh, which has no density).
   void act(std::span<const float> obs, std::span<const uint8_t> episode_start, Rng& rng,
            bool deterministic, std::span<float> actions, std::span<float> log_probs,
            std::span<float> values);
@@ -85,7 +88,7 @@ class PolicyActor {
   Tower actor_, critic_;  // critic_ used only with separate cores
   Mlp actor_head_, critic_head_;
   AlignedVector<float> log_std_;
-  AlignedVector<float> nobs_, head_out_;   // (B, obs_dim), (B, action_dim)
+  AlignedVector<float> nobs_, head_out_;   // (B, obs_dim), (B, actor head width)
   AlignedVector<float> saved_states_;      // (B, state_size): peek_values' save/restore
   std::unique_ptr<CudaPolicyActor> cuda_;  // set on Device::kCuda: then the towers are unused
 };

@@ -11,6 +11,12 @@ namespace recur::policy {
 PolicyLearner::PolicyLearner(const PolicySpec& spec, const Placement& placement, int threads)
     : spec_(spec), actor_head_(spec.actor_head_spec()), critic_head_(spec.critic_head_spec()) {
   spec.validate();
+  // evaluate/backward are the Categorical's and DiagGaussian's; a squashed actor's density needs
+  // the draw's eps (policy/distributions.h) and is the off-policy learner's to compute.
+  RECUR_CHECK(spec.squash == Squash::kNone,
+              "the PPO learner trains categorical and Gaussian actors only; policy.squash '{}' "
+              "is an off-policy actor (SAC / TD3): set policy.squash: none for PPO",
+              to_string(spec.squash));
   RECUR_CHECK_ARG(threads >= 1, "PolicyLearner: threads {} must be >= 1", threads);
   // Two CPU towers only: a cuDNN core drives its own stream from the calling thread.
   if (threads >= 2 && !spec.shared_core && placement.device == Device::kCpu)

@@ -24,7 +24,7 @@ MlpSpec PolicySpec::actor_head_spec() const {
   MlpSpec s;
   s.widths = {hidden};
   s.widths.insert(s.widths.end(), head.begin(), head.end());
-  s.widths.push_back(action_dim);
+  s.widths.push_back(squash_head_width(squash, action_dim));
   s.activation = activation;
   s.activate_output = false;
   s.output_gain = actor_gain;
@@ -46,6 +46,39 @@ int PolicySpec::state_size() const {
   return core_spec().state_size() * (shared_core ? 1 : 2);
 }
 
+namespace {
+// The squash settings (PolicySpec::validate). Keys as the config and the metadata name them.
+void validate_squash(const PolicySpec& s) {
+  const auto d = static_cast<size_t>(s.action_dim);
+  if (s.squash == Squash::kNone) {
+    RECUR_CHECK(s.action_low.empty() && s.action_high.empty(),
+                "policy: action_low / action_high ({} and {} values) are for a squashed actor "
+                "only; set policy.squash to tanh_gaussian or tanh, or leave the bounds out",
+                s.action_low.size(), s.action_high.size());
+    return;
+  }
+  const std::string_view name = to_string(s.squash);
+  RECUR_CHECK(s.action_kind == ActionKind::kContinuous,
+              "policy: squash '{}' needs continuous actions, but action_kind is discrete; use "
+              "squash: none for a discrete action space",
+              name);
+  RECUR_CHECK(s.action_low.size() == d && s.action_high.size() == d,
+              "policy: squash '{}' needs action_low and action_high with action_dim = {} values "
+              "each (the env's Box bounds), got {} and {}",
+              name, d, s.action_low.size(), s.action_high.size());
+  for (size_t j = 0; j < d; ++j)
+    RECUR_CHECK(std::isfinite(s.action_low[j]) && std::isfinite(s.action_high[j]) &&
+                    s.action_low[j] < s.action_high[j],
+                "policy: squash '{}' needs a finite Box with low < high in every dimension; "
+                "dimension {} has action_low {} and action_high {} (use squash: none for an "
+                "unbounded action space)",
+                name, j, s.action_low[j], s.action_high[j]);
+  RECUR_CHECK(std::isfinite(s.exploration_noise) && s.exploration_noise >= 0,
+              "policy: exploration_noise {} must be finite and >= 0 (normalized action units)",
+              s.exploration_noise);
+}
+}  // namespace
+
 void PolicySpec::validate() const {
   RECUR_CHECK(obs_dim >= 1, "policy: obs_dim {} must be >= 1", obs_dim);
   RECUR_CHECK(action_dim >= 1, "policy: action_dim {} must be >= 1", action_dim);
@@ -54,6 +87,7 @@ void PolicySpec::validate() const {
   RECUR_CHECK(std::isfinite(obs_clip) && obs_clip > 0, "policy: obs_clip {} must be finite and > 0",
               obs_clip);
   core_spec().validate();
+  validate_squash(*this);
 }
 
 ObsNormalizerConfig PolicySpec::normalizer_config() const {
@@ -84,6 +118,14 @@ std::map<std::string, std::string> PolicySpec::to_metadata() const {
       {"policy.critic_gain", fmt::format("{}", critic_gain)}};
   // Only when set: checkpoints (and datasets, ONNX files) of default runs stay as they were.
   if (obs_clip != kDefaultObsClip) m["policy.obs_clip"] = fmt::format("{}", obs_clip);
+  // Likewise: only squashed actors carry these. fmt's "{}" is the shortest text that reads back
+  // as the same float32.
+  if (squash != Squash::kNone) {
+    m["policy.squash"] = std::string(to_string(squash));
+    m["policy.action_low"] = fmt::format("{}", fmt::join(action_low, ","));
+    m["policy.action_high"] = fmt::format("{}", fmt::join(action_high, ","));
+    m["policy.exploration_noise"] = fmt::format("{}", exploration_noise);
+  }
   return m;
 }
 
@@ -116,6 +158,18 @@ int to_int(const std::string& key, const std::string& text) {
               "checkpoint metadata '{}' = '{}' is not an integer", key, text);
   return v;
 }
+// "1,2,3" -> {1, 2, 3} through parse(key, item); "" -> {}.
+template <typename Parse>
+auto to_list(const std::string& key, const std::string& text, Parse parse) {
+  std::vector<decltype(parse(key, text))> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    out.push_back(parse(key, text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return out;
+}
 }  // namespace
 
 PolicySpec PolicySpec::from_metadata(const std::map<std::string, std::string>& m) {
@@ -127,24 +181,10 @@ PolicySpec PolicySpec::from_metadata(const std::map<std::string, std::string>& m
               kind);
   s.action_kind = kind == "discrete" ? ActionKind::kDiscrete : ActionKind::kContinuous;
   s.action_dim = to_int("policy.action_dim", need(m, "policy.action_dim"));
-  s.encoder.clear();
-  const auto& widths = need(m, "policy.encoder");
-  size_t start = 0;
-  while (start < widths.size()) {
-    const size_t comma = std::min(widths.find(',', start), widths.size());
-    s.encoder.push_back(to_int("policy.encoder", widths.substr(start, comma - start)));
-    start = comma + 1;
-  }
+  s.encoder = to_list("policy.encoder", need(m, "policy.encoder"), to_int);
   s.head.clear();
-  if (const auto it = m.find("policy.head"); it != m.end()) {  // optional: older files have none
-    const std::string& hw = it->second;
-    size_t pos = 0;
-    while (pos < hw.size()) {
-      const size_t comma = std::min(hw.find(',', pos), hw.size());
-      s.head.push_back(to_int("policy.head", hw.substr(pos, comma - pos)));
-      pos = comma + 1;
-    }
-  }
+  if (const auto it = m.find("policy.head"); it != m.end())  // optional: older files have none
+    s.head = to_list("policy.head", it->second, to_int);
   s.activation = parse_activation(need(m, "policy.activation"));
   s.cell = parse_cell_type(need(m, "core.cell"));
   s.hidden = to_int("core.hidden", need(m, "core.hidden"));
@@ -156,6 +196,19 @@ PolicySpec PolicySpec::from_metadata(const std::map<std::string, std::string>& m
   s.actor_gain = optional_float(m, "policy.actor_gain", s.actor_gain);
   s.critic_gain = optional_float(m, "policy.critic_gain", s.critic_gain);
   s.obs_clip = optional_float(m, "policy.obs_clip", kDefaultObsClip);  // older files: 10
+  if (const auto it = m.find("policy.squash"); it != m.end()) {        // absent: unsquashed
+    try {
+      s.squash = parse_squash(it->second);
+    } catch (const Error& e) {
+      throw Error(fmt::format("checkpoint metadata 'policy.squash': {}", e.what()));
+    }
+  }
+  // Read whenever present, so that validate() names bounds left without a squash.
+  if (s.squash != Squash::kNone || m.count("policy.action_low") || m.count("policy.action_high")) {
+    s.action_low = to_list("policy.action_low", need(m, "policy.action_low"), to_float);
+    s.action_high = to_list("policy.action_high", need(m, "policy.action_high"), to_float);
+  }
+  s.exploration_noise = optional_float(m, "policy.exploration_noise", s.exploration_noise);
   s.validate();
   return s;
 }
@@ -173,7 +226,7 @@ TensorMap init_policy(const PolicySpec& spec, Rng& rng) {
   }
   add(Mlp(spec.actor_head_spec(), rng).to_tensors("actor."));
   add(Mlp(spec.critic_head_spec(), rng).to_tensors("critic."));
-  if (spec.action_kind == ActionKind::kContinuous)
+  if (has_log_std(spec))  // a squashed actor's log-std is a head output
     out["actor.log_std"] =
         Tensor({spec.action_dim},
                std::vector<float>(static_cast<size_t>(spec.action_dim), spec.log_std_init));
@@ -181,6 +234,7 @@ TensorMap init_policy(const PolicySpec& spec, Rng& rng) {
 }
 
 std::vector<float> read_log_std(const PolicySpec& spec, const TensorMap& tensors) {
+  if (spec.squash != Squash::kNone) return {};
   const auto it = tensors.find("actor.log_std");
   RECUR_CHECK(it != tensors.end() && it->second.shape == std::vector<int64_t>{spec.action_dim},
               "tensor 'actor.log_std' is missing or not of shape [{}]", spec.action_dim);

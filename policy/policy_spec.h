@@ -3,12 +3,18 @@
 // learned state-independent log-std for a continuous one) and critic head (value). Actor and
 // critic share the core, or each has its own encoder and core (shared_core = false).
 //
+// A continuous actor may instead be tanh-squashed (squash != kNone, the off-policy algorithms'
+// actor; the math is policy/squashed_action.h's): the head then outputs [mean, raw log-std] per
+// row (kTanhGaussian, SAC) or the mean alone (kTanh, TD3), there is no "actor.log_std" tensor,
+// and actions land inside the env's Box [action_low, action_high], which the spec carries.
+//
 // The normalizer clips to [-obs_clip, obs_clip] (env.clip_obs); the actor, the learner's
 // rollouts, evaluation and the ONNX export all take the bound from the spec.
 //
 // Parameters travel as one TensorMap with PyTorch-style names:
 //   obs_norm.mean/var/count           encoder.0.weight, encoder.0.bias, encoder.2.weight, ...
-//   core.weight_ih_l0 ... (canonical)  actor.weight, actor.bias, actor.log_std (continuous)
+//   core.weight_ih_l0 ... (canonical)  actor.weight, actor.bias, actor.log_std (continuous,
+//                                      unsquashed)
 //   critic.weight, critic.bias         critic_encoder.*, critic_core.* (separate cores only)
 #pragma once
 
@@ -22,6 +28,7 @@
 #include "policy/core_spec.h"
 #include "policy/mlp.h"
 #include "policy/obs_normalizer.h"
+#include "policy/squashed_action.h"
 #include "policy/tensor.h"
 
 namespace recur::policy {
@@ -49,10 +56,21 @@ struct PolicySpec {
   // it means 10.
   float obs_clip = kDefaultObsClip;
   static constexpr float kDefaultObsClip = 10.0f;
+  // Tanh-squashed continuous actions (policy/squashed_action.h). Not kNone: action_kind must be
+  // kContinuous and action_low/high the env's Box (action_dim finite values each, low < high);
+  // kNone: both empty. Metadata "policy.squash", "policy.action_low", "policy.action_high",
+  // "policy.exploration_noise" are written only when squash != kNone (so unsquashed checkpoints
+  // stay byte-identical); a checkpoint without them is unsquashed.
+  Squash squash = Squash::kNone;
+  std::vector<float> action_low, action_high;  // env units
+  // kTanh only: std of the Gaussian noise added to tanh(mean) when exploring, in normalized
+  // action units (the Box mapped to [-1, 1]).
+  float exploration_noise = 0.1f;
 
   int feature_dim() const { return encoder.empty() ? obs_dim : encoder.back(); }
   CoreSpec core_spec() const { return {cell, feature_dim(), hidden, layers, cell_clip}; }
   MlpSpec encoder_spec() const;
+  // Output width: action_dim, or squash_head_width(squash, action_dim) (2 d for kTanhGaussian).
   MlpSpec actor_head_spec() const;
   MlpSpec critic_head_spec() const;
   // Recurrent state per env slot: the actor core's, plus the critic core's when separate.
@@ -68,11 +86,17 @@ struct PolicySpec {
 };
 
 // Fresh parameters for spec: orthogonal MLPs (encoder gain sqrt 2, heads actor_gain and
-// critic_gain), PyTorch-default core with the forget bias, log_std = log_std_init, normalizer at
-// mean 0 / var 1.
+// critic_gain), PyTorch-default core with the forget bias, log_std = log_std_init (unsquashed
+// continuous actors only), normalizer at mean 0 / var 1.
 TensorMap init_policy(const PolicySpec& spec, Rng& rng);
 
+// Whether spec's actor has the state-independent "actor.log_std" (continuous, unsquashed).
+inline bool has_log_std(const PolicySpec& spec) {
+  return spec.action_kind == ActionKind::kContinuous && spec.squash == Squash::kNone;
+}
+
 // The continuous actor's "actor.log_std" (action_dim); recur::Error when missing or misshapen.
+// A squashed actor has none: an empty vector (its log-std is a head output).
 std::vector<float> read_log_std(const PolicySpec& spec, const TensorMap& tensors);
 
 // Loads the network's parameters (not the normalizer) into the parts of an actor or a learner,
@@ -89,7 +113,7 @@ void load_network(const PolicySpec& spec, const TensorMap& tensors, Mlp* const e
   }
   actor_head.load_tensors(tensors, "actor.");
   critic_head.load_tensors(tensors, "critic.");
-  if (spec.action_kind == ActionKind::kContinuous) {
+  if (has_log_std(spec)) {
     const auto ls = read_log_std(spec, tensors);
     log_std.assign(ls.begin(), ls.end());
   }

@@ -19,6 +19,16 @@
 #include <numbers>
 #include <string_view>
 
+// The functions below run on the host and, under nvcc, on the device too (the CUDA actor's
+// kernel, kernels/action_heads.cu), so that both compute the same formulas from one source.
+#ifndef RECUR_HD  // the same definition as kernels/learner_math.h's
+#ifdef __CUDACC__
+#define RECUR_HD __host__ __device__
+#else
+#define RECUR_HD
+#endif
+#endif
+
 namespace recur::policy {
 
 enum class Squash { kNone, kTanhGaussian, kTanh };
@@ -33,33 +43,33 @@ inline constexpr float kLogStdMax = 2.0f;
 inline constexpr float kTanhEps = 1e-6f;
 
 // Head outputs per row for action_dim d.
-constexpr int squash_head_width(Squash squash, int action_dim) {
+RECUR_HD constexpr int squash_head_width(Squash squash, int action_dim) {
   return squash == Squash::kTanhGaussian ? 2 * action_dim : action_dim;
 }
 
 template <typename T>
-T squash_log_std(T raw) {
+RECUR_HD T squash_log_std(T raw) {
   return T(kLogStdMin) + T(0.5) * T(kLogStdMax - kLogStdMin) * (std::tanh(raw) + T(1));
 }
 // d log_std / d raw
 template <typename T>
-T squash_log_std_grad(T raw) {
+RECUR_HD T squash_log_std_grad(T raw) {
   const T t = std::tanh(raw);
   return T(0.5) * T(kLogStdMax - kLogStdMin) * (T(1) - t * t);
 }
 
 template <typename T>
-T to_env_action(T a, T low, T high) {
+RECUR_HD T to_env_action(T a, T low, T high) {
   return low + T(0.5) * (a + T(1)) * (high - low);
 }
 template <typename T>
-T from_env_action(T x, T low, T high) {
+RECUR_HD T from_env_action(T x, T low, T high) {
   return T(2) * (x - low) / (high - low) - T(1);
 }
 
 // One dimension's term of log pi(a) for a = tanh(u), u = mean + exp(log_std) * eps.
 template <typename T>
-T tanh_gaussian_log_prob_term(T eps, T log_std, T a) {
+RECUR_HD T tanh_gaussian_log_prob_term(T eps, T log_std, T a) {
   constexpr T half_log_2pi = T(0.5) * T(1.8378770664093454835606594728112);  // log(2 pi)
   return T(-0.5) * eps * eps - log_std - half_log_2pi - std::log(T(1) - a * a + T(kTanhEps));
 }

@@ -22,6 +22,7 @@
 #include "policy/canonical_weights.h"
 #include "policy/mlp.h"
 #include "policy/obs_normalizer.h"
+#include "policy/squashed_action.h"
 
 namespace recur::policy::convert {
 namespace {
@@ -262,6 +263,50 @@ std::string add_core(GraphBuilder& gb, const CanonicalWeights& weights, const st
   return in;
 }
 
+// A squashed actor's head (policy/squashed_action.h, the op order of its float32 functions):
+//   kTanhGaussian: head [batch, 2d] -> Split -> mean, raw;
+//                  log_std = kLogStdMin + (kLogStdMax - kLogStdMin) / 2 * (tanh(raw) + 1)
+//   kTanh:         head [batch, d] = mean
+//   actions = clamp(low + 1/2 (tanh(mean) + 1) (high - low), low, high)   (the mode's env action)
+void add_squashed_head(GraphBuilder& gb, const PolicySpec& spec, Mlp& actor_head,
+                       const std::string& h) {
+  const int64_t d = spec.action_dim;
+  const std::string one = gb.scalar("actor.one", 1.0f);
+  std::string mean;
+  if (spec.squash == Squash::kTanhGaussian) {
+    const std::string head = add_mlp(gb, actor_head, h, "actor");
+    onnx::NodeProto& parts =
+        gb.node("Split", {head, gb.ints("actor.split", {d, d})}, {"mean", ""}, "actor");
+    set_int(parts, "axis", 1);
+    mean = parts.output(0);
+    // squash_log_std's T(0.5) * T(kLogStdMax - kLogStdMin), folded as the host folds it.
+    const float half_range = 0.5f * (kLogStdMax - kLogStdMin);
+    gb.op("Add",
+          {gb.scalar("actor.log_std_min", kLogStdMin),
+           gb.op("Mul",
+                 {gb.scalar("actor.log_std_half_range", half_range),
+                  gb.op("Add", {gb.op("Tanh", {parts.output(1)}, "actor"), one}, "actor")},
+                 "actor")},
+          "actor", "log_std");
+  } else {
+    mean = add_mlp(gb, actor_head, h, "actor", "mean");
+  }
+  std::vector<float> range(spec.action_low.size());
+  for (size_t j = 0; j < range.size(); ++j) range[j] = spec.action_high[j] - spec.action_low[j];
+  const std::string low = gb.floats("action_low", {d}, spec.action_low);
+  const std::string high = gb.floats("action_high", {d}, spec.action_high);
+  const std::string scaled =
+      gb.op("Mul",
+            {gb.op("Mul",
+                   {gb.scalar("actor.half", 0.5f),
+                    gb.op("Add", {gb.op("Tanh", {mean}, "actor"), one}, "actor")},
+                   "actor"),
+             gb.floats("action_range", {d}, range)},
+            "actor");
+  gb.op("Max", {gb.op("Min", {gb.op("Add", {low, scaled}, "actor"), high}, "actor"), low}, "actor",
+        "actions");
+}
+
 void declare(onnx::ValueInfoProto& v, const OnnxTensorInfo& info) {
   v.set_name(info.name);
   v.set_doc_string(info.doc);
@@ -300,8 +345,19 @@ void check_finite(const TensorMap& tensors) {
   }
 }
 
-// Whether a known box clamps anything: an all-infinite box is no box.
+// Whether a known box clamps anything: an all-infinite box is no box. A squashed policy maps into
+// its own box (the spec's): one given here must be that one.
 bool check_box(const PolicySpec& spec, const OnnxExportOptions& o) {
+  if (spec.squash != Squash::kNone) {
+    RECUR_CHECK((o.action_low.empty() && o.action_high.empty()) ||
+                    (o.action_low == spec.action_low && o.action_high == spec.action_high),
+                "the action box given to the export (low [{}], high [{}]) is not the squashed "
+                "policy's own (policy.action_low [{}], policy.action_high [{}]); its actions are "
+                "mapped into its own box: give that box or none",
+                fmt::join(o.action_low, ", "), fmt::join(o.action_high, ", "),
+                fmt::join(spec.action_low, ", "), fmt::join(spec.action_high, ", "));
+    return true;
+  }
   if (o.action_low.empty() && o.action_high.empty()) return false;
   RECUR_CHECK(spec.action_kind == ActionKind::kContinuous,
               "an action box was given for a discrete policy; only continuous actions are "
@@ -325,6 +381,9 @@ onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
   spec.validate();
   check_finite(tensors);
   const bool clamp_actions = check_box(spec, options);
+  const bool squashed = spec.squash != Squash::kNone;
+  const std::vector<float>& action_low = squashed ? spec.action_low : options.action_low;
+  const std::vector<float>& action_high = squashed ? spec.action_high : options.action_high;
   // The parts the actor is made of, loaded by their own loaders (which name a missing or
   // misshapen tensor), so the graph holds exactly what PolicyActor::load would hold.
   ObsNormalizer normalizer(spec.obs_dim, spec.normalizer_config());  // clips at spec.obs_clip
@@ -394,8 +453,11 @@ onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
     features.push_back(gb.op("Squeeze", {h3, seq_axis}, p + "core"));
   }
 
-  // Heads and the deterministic action (Categorical::mode, DiagGaussian::mode).
-  if (discrete) {
+  // Heads and the deterministic action (Categorical::mode, DiagGaussian::mode, TanhGaussian::mode,
+  // TanhDeterministic::mode).
+  if (squashed) {
+    add_squashed_head(gb, spec, actor_head, features[0]);
+  } else if (discrete) {
     const std::string logits = add_mlp(gb, actor_head, features[0], "actor", "logits");
     onnx::NodeProto& argmax = gb.node("ArgMax", {logits}, {"actions"}, "actor");
     set_int(argmax, "axis", 1);
@@ -426,13 +488,15 @@ onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
       "*_out back as the matching *_in";
   meta["episode_start"] = "nonzero: the row's state is zeroed before the step";
   meta["obs_norm.clip"] = fmt::format("{}", obs_clip);
-  meta["actions"] = discrete ? "argmax of logits"
-                    : clamp_actions
-                        ? "mean clamped to [action_low, action_high]"
-                        : "mean (the action box was not known: clamp it as the env does)";
+  meta["actions"] =
+      discrete        ? "argmax of logits"
+      : squashed      ? "action_low + (tanh(mean) + 1) (action_high - action_low) / 2 (the "
+                        "deterministic tanh-squashed action)"
+      : clamp_actions ? "mean clamped to [action_low, action_high]"
+                      : "mean (the action box was not known: clamp it as the env does)";
   if (clamp_actions) {
-    meta["action_low"] = fmt::format("{}", fmt::join(options.action_low, ","));
-    meta["action_high"] = fmt::format("{}", fmt::join(options.action_high, ","));
+    meta["action_low"] = fmt::format("{}", fmt::join(action_low, ","));
+    meta["action_high"] = fmt::format("{}", fmt::join(action_high, ","));
   }
   meta["core.ops"] = has_cell_state(spec.cell) && spec.cell_clip > 0
                          ? "unrolled LSTM step (cuDNN cell clip)"

@@ -12,6 +12,9 @@
 //                     mean clamped to the action box when the box is known)
 //            logits   float32 [batch, n]                  discrete
 //            mean     float32 [batch, d], log_std [d]     continuous
+//   squashed (spec.squash, policy/squashed_action.h): actions = low + (tanh(mean) + 1)(high - low)
+//            / 2 in the spec's own box (TanhGaussian::mode); mean before tanh; log_std float32
+//            [batch, d] per row (kTanhGaussian only: squash_log_std of the head's raw half)
 //            value    float32 [batch]
 //            h_out, c_out, critic_h_out, critic_c_out: the next state of every *_in
 //
@@ -50,6 +53,7 @@ inline constexpr const char* kOnnxFormat = "recur.onnx-policy/1";
 struct OnnxExportOptions {
   // Continuous actions: the env's action box (action_dim values each). `actions` is the mean
   // clamped into it, as the env would clamp it; empty: the box is unknown, `actions` = `mean`.
+  // A squashed policy has its own box (spec.action_low/high): empty, or the same.
   std::vector<float> action_low, action_high;
   // Extra metadata_props (the CLI passes the checkpoint's: "run.env_id", ...); the export's own
   // keys take precedence.

@@ -2,6 +2,8 @@
 // built without libonnx too and the docs, tests and the export share one list.
 #include <string>
 
+#include <fmt/format.h>
+
 #include "policy/convert/onnx.h"
 
 namespace recur::policy::convert {
@@ -16,8 +18,15 @@ OnnxInterface onnx_interface(const PolicySpec& spec) {
                        {b},
                        "nonzero where this step is an episode's first: that row's state is "
                        "zeroed before the step"});
+  const bool squashed = spec.squash != Squash::kNone;
   io.outputs.push_back(spec.action_kind == ActionKind::kDiscrete
                            ? OnnxTensorInfo{"actions", "int64", {b}, "argmax of the logits"}
+                       : squashed
+                           ? OnnxTensorInfo{"actions",
+                                            "float32",
+                                            {b, act},
+                                            "the deterministic action in the env's box: low + "
+                                            "(tanh(mean) + 1) (high - low) / 2"}
                            : OnnxTensorInfo{"actions",
                                             "float32",
                                             {b, act},
@@ -25,6 +34,15 @@ OnnxInterface onnx_interface(const PolicySpec& spec) {
                                             "the export knew it"});
   if (spec.action_kind == ActionKind::kDiscrete) {
     io.outputs.push_back({"logits", "float32", {b, act}, "the categorical's logits"});
+  } else if (squashed) {
+    io.outputs.push_back({"mean", "float32", {b, act}, "the Gaussian mean before tanh"});
+    if (spec.squash == Squash::kTanhGaussian)
+      io.outputs.push_back({"log_std",
+                            "float32",
+                            {b, act},
+                            fmt::format("the per-row log std (squashed into [{}, {}]) of the "
+                                        "Gaussian before tanh",
+                                        kLogStdMin, kLogStdMax)});
   } else {
     io.outputs.push_back({"mean", "float32", {b, act}, "the Gaussian mean"});
     io.outputs.push_back({"log_std", "float32", {act}, "the Gaussian log std (state-independent)"});

@@ -106,8 +106,13 @@ CudaPolicyActor::CudaPolicyActor(const PolicySpec& spec, int slots, const CudaSt
   }
   actor_head_ = std::make_unique<CudaMlp>(spec.actor_head_spec(), B, s);
   critic_head_ = std::make_unique<CudaMlp>(spec.critic_head_spec(), B, s);
-  head_out_.resize(floats(B, spec.action_dim));
+  head_out_.resize(floats(B, squash_head_width(spec.squash, spec.action_dim)));
   head_out_.zero(s);
+  if (spec.squash != Squash::kNone) {  // the Box, fixed by the spec: uploaded once
+    box_.resize(2 * static_cast<size_t>(spec.action_dim));
+    box_.upload(spec_.action_low, s);
+    box_.upload(spec_.action_high, s, spec_.action_low.size());
+  }
   host_log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
   log_std_.resize(static_cast<size_t>(spec.action_dim));
   log_std_.zero(s);
@@ -174,8 +179,7 @@ void CudaPolicyActor::load_weights_device(const DeviceParameters& p) {
   }
   copy(actor_head_->parameters(), p.actor_head, actor_head_->num_parameters());
   copy(critic_head_->parameters(), p.critic_head, critic_head_->num_parameters());
-  if (spec_.action_kind == ActionKind::kContinuous)
-    copy(log_std_.data(), p.log_std, log_std_.size());
+  if (has_log_std(spec_)) copy(log_std_.data(), p.log_std, log_std_.size());
   stream_.synchronize();
 }
 
@@ -251,12 +255,21 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
   enqueue_tower(towers_[0], s);
   actor_head_->enqueue(cublas_.get(), towers_[0].h.data(), head_out_.data(), s);
   mark("actor head", s);
+  const int d = spec_.action_dim;
+  const float* low = box_.data();  // (d) each; null unless squashed
+  const float* high = box_.data() ? box_.data() + d : nullptr;
   if (spec_.action_kind == ActionKind::kDiscrete)
-    kernels::launch_categorical_head(head_out_.data(), B, spec_.action_dim, seed, deterministic,
-                                     actions, log_probs, s);
+    kernels::launch_categorical_head(head_out_.data(), B, d, seed, deterministic, actions,
+                                     log_probs, s);
+  else if (spec_.squash == Squash::kTanhGaussian)
+    kernels::launch_tanh_gaussian_head(head_out_.data(), low, high, B, d, seed, deterministic,
+                                       actions, log_probs, s);
+  else if (spec_.squash == Squash::kTanh)
+    kernels::launch_tanh_head(head_out_.data(), low, high, B, d, spec_.exploration_noise, seed,
+                              deterministic, actions, log_probs, s);
   else
-    kernels::launch_gaussian_head(head_out_.data(), log_std_.data(), B, spec_.action_dim, seed,
-                                  deterministic, actions, log_probs, s);
+    kernels::launch_gaussian_head(head_out_.data(), log_std_.data(), B, d, seed, deterministic,
+                                  actions, log_probs, s);
   mark("sample", s);
   if (!spec_.shared_core) enqueue_tower(towers_[1], s);
   const Tower& critic = spec_.shared_core ? towers_[0] : towers_[1];

@@ -10,7 +10,8 @@
 //   per tower (actor; critic too when cores are separate):
 //       encoder MLP: per layer SGEMM + bias_activation     (B, obs) -> (B, F)
 //       core (CudaCore): prepare (x in, resets), per layer SGEMM + cell_gates  (B, F) -> h (B, H)
-//   actor head MLP on the actor's h -> (B, A); categorical or Gaussian kernel -> actions, log-probs
+//   actor head MLP on the actor's h -> (B, A); categorical, Gaussian or tanh-squashed kernel
+//       (kernels/action_heads.h) -> actions, log-probs
 //   critic head MLP on the critic's h -> values
 //   device output block --one D2H copy--> pinned output block
 //       [ actions (B, action floats) | log_probs (B) | values (B) ]
@@ -91,7 +92,8 @@ class CudaPolicyActor {
   // layouts (copied as they are), each core's weights in core_layout[c] (gathered into the step
   // layout with the converter's index, built once per source layout). Waits for `stream` (the
   // source's) before reading and for its own copies before returning. Tower c = 1 only for
-  // separate cores; encoder[c] null without an encoder, log_std null for a discrete policy.
+  // separate cores; encoder[c] null without an encoder, log_std null for a discrete or squashed
+  // policy (has_log_std).
   struct DeviceParameters {
     const float* encoder[2] = {nullptr, nullptr};
     const float* core[2] = {nullptr, nullptr};
@@ -184,7 +186,8 @@ class CudaPolicyActor {
   Tower towers_[2];                                  // [1] used only with separate cores
   std::unique_ptr<CudaMlp> actor_head_, critic_head_;
   kernels::DeviceBuffer<float> log_std_;   // (action_dim) continuous only
-  kernels::DeviceBuffer<float> head_out_;  // (B, action_dim) logits or means
+  kernels::DeviceBuffer<float> head_out_;  // (B, actor head width) logits, means (, raw log-stds)
+  kernels::DeviceBuffer<float> box_;       // (2, action_dim) [low | high]; squashed actors only
 
   // I/O blocks: pinned (copy) or mapped (mapped) host blocks, and their device twins.
   kernels::PinnedBuffer<unsigned char> in_host_;

@@ -34,6 +34,11 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
       host_actor_head_(spec.actor_head_spec()),
       host_critic_head_(spec.critic_head_spec()) {
   spec.validate();
+  // As PolicyLearner: the PPO heads only (a squashed actor is the off-policy learner's).
+  RECUR_CHECK(spec.squash == Squash::kNone,
+              "the PPO learner trains categorical and Gaussian actors only; policy.squash '{}' "
+              "is an off-policy actor (SAC / TD3): set policy.squash: none for PPO",
+              to_string(spec.squash));
   // Refused here, before any training, rather than at the first update.
   RECUR_CHECK(
       spec.action_kind != ActionKind::kContinuous || spec.action_dim <= kernels::kMaxGaussianDim,

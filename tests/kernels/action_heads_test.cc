@@ -1,6 +1,8 @@
 // The CUDA policy actor's own kernels against their host references: bias_activation against
 // the formula, the action heads against policy::Categorical / policy::DiagGaussian (mode with
-// ties, log-probs of the mode and of sampled actions, sampling reproducible from the seed).
+// ties, log-probs of the mode and of sampled actions, sampling reproducible from the seed), the
+// squashed heads against policy::TanhGaussian / policy::TanhDeterministic (modes; samples inside
+// the Box, reproducible, with the log-prob of the draw the action implies).
 // Tolerance 1e-6 relative per value: one row's few float32 operations, in the CPU's order,
 // differing only by CUDA's expf/logf/tanhf vs the host's (<= 2 ulp each). Skipped (with a
 // message) without a usable GPU.
@@ -18,6 +20,7 @@
 #include "kernels/cuda_memory.h"
 #include "policy/devices.h"
 #include "policy/distributions.h"
+#include "policy/squashed_action.h"
 #include "tests/support/device_copy.h"
 #include "tests/support/gpu_skip.h"
 
@@ -46,6 +49,28 @@ HeadRun run_head(bool categorical, const std::vector<float>& in, const std::vect
   else
     recur::kernels::launch_gaussian_head(d_in.data(), d_log_std.data(), B, n, d_seed.data(),
                                          d_flag.data(), actions.data(), lp.data(), nullptr);
+  return {to_host(actions), to_host(lp)};
+}
+
+// Runs a squashed head on head (B, 2d | d) with the Box low, high (d).
+HeadRun run_squashed(bool gaussian, const std::vector<float>& head, const std::vector<float>& low,
+                     const std::vector<float>& high, int B, int d, float noise, uint64_t seed,
+                     bool deterministic) {
+  auto d_head = to_device(head);
+  auto d_low = to_device(low);
+  auto d_high = to_device(high);
+  auto d_seed = to_device(std::vector<uint64_t>{seed});
+  auto d_flag = to_device(std::vector<uint32_t>{deterministic ? 1u : 0u});
+  DeviceBuffer<float> actions(static_cast<size_t>(B) * d), lp(B);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  if (gaussian)
+    recur::kernels::launch_tanh_gaussian_head(d_head.data(), d_low.data(), d_high.data(), B, d,
+                                              d_seed.data(), d_flag.data(), actions.data(),
+                                              lp.data(), nullptr);
+  else
+    recur::kernels::launch_tanh_head(d_head.data(), d_low.data(), d_high.data(), B, d, noise,
+                                     d_seed.data(), d_flag.data(), actions.data(), lp.data(),
+                                     nullptr);
   return {to_host(actions), to_host(lp)};
 }
 
@@ -118,6 +143,68 @@ TEST_CASE("gaussian head kernel equals policy DiagGaussian") {
   CHECK(s1.actions != mean);
   dist.log_prob(s1.actions, want);
   for (int b = 0; b < B; ++b) CHECK(s1.log_probs[b] == doctest::Approx(want[b]).epsilon(1e-6));
+}
+
+TEST_CASE("squashed head kernels equal policy TanhGaussian and TanhDeterministic") {
+  if (!recur::test::gpu_or_skip("squashed head kernels equal policy TanhGaussian")) return;
+  using namespace recur::policy;
+  const int B = 256, D = 3;
+  const std::vector<float> low = {-2.0f, 0.1f, -1.0f}, high = {2.0f, 0.35f, 3.0f};
+  recur::Rng rng(4);
+  std::vector<float> head(B * 2 * D);  // means in [-2, 2], raw log-stds in [-1.5, 1]
+  for (int i = 0; i < B * 2 * D; ++i)
+    head[static_cast<size_t>(i)] =
+        static_cast<float>(i % (2 * D) < D ? rng.uniform(-2, 2) : rng.uniform(-1.5, 1));
+  const std::vector<float> mean(head.begin(), head.begin() + B * D);  // kTanh's (B, d)
+  for (const bool gaussian : {true, false}) {
+    CAPTURE(gaussian);
+    const std::vector<float>& in = gaussian ? head : mean;
+    std::vector<float> want(B * D), want_lp(B, 0.0f);
+    if (gaussian)
+      TanhGaussian(B, D, head, low, high).mode(want, want_lp);
+    else
+      TanhDeterministic(B, D, mean, low, high, 0.5f).mode(want);
+    const HeadRun det = run_squashed(gaussian, in, low, high, B, D, 0.5f, 0, true);
+    for (int k = 0; k < B * D; ++k) {
+      const auto j = static_cast<size_t>(k % D);
+      CHECK(std::abs(det.actions[static_cast<size_t>(k)] - want[static_cast<size_t>(k)]) <=
+            1e-6f * (high[j] - low[j]));
+    }
+    for (int b = 0; b < B; ++b)
+      CHECK(det.log_probs[b] == doctest::Approx(want_lp[b]).epsilon(1e-6).scale(1));
+
+    const HeadRun s1 = run_squashed(gaussian, in, low, high, B, D, 0.5f, 77, false);
+    const HeadRun s2 = run_squashed(gaussian, in, low, high, B, D, 0.5f, 77, false);
+    CHECK(s1.actions == s2.actions);
+    CHECK(s1.log_probs == s2.log_probs);
+    CHECK(s1.actions != det.actions);
+    int checked = 0;
+    for (int b = 0; b < B; ++b) {
+      double logp = 0;
+      bool exact = true;
+      for (int j = 0; j < D; ++j) {
+        const float x = s1.actions[static_cast<size_t>(b * D + j)];
+        REQUIRE(x >= low[static_cast<size_t>(j)]);
+        REQUIRE(x <= high[static_cast<size_t>(j)]);
+        if (!gaussian) continue;
+        // The draw the action implies, eps = (atanh(a) - mean) / std, is well defined away from
+        // saturation: there the kernel's log-prob must be that draw's (to float32's ~1e-4 in eps).
+        const size_t k = static_cast<size_t>(b * 2 * D + j);
+        const double a =
+            from_env_action<double>(x, low[static_cast<size_t>(j)], high[static_cast<size_t>(j)]);
+        const double log_std = squash_log_std<double>(head[k + D]);
+        const double eps = (std::atanh(a) - head[k]) / std::exp(log_std);
+        exact = exact && std::abs(a) < 0.99 && std::exp(log_std) > 0.05;
+        logp += tanh_gaussian_log_prob_term(eps, log_std, a);
+      }
+      if (!gaussian) CHECK(s1.log_probs[b] == 0.0f);
+      if (gaussian && exact) {
+        CHECK(std::abs(s1.log_probs[b] - logp) < 5e-3 * (1 + std::abs(logp)));
+        ++checked;
+      }
+    }
+    if (gaussian) CHECK(checked > B / 4);
+  }
 }
 
 #endif  // RECUR_WITH_CUDA

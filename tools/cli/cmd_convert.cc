@@ -138,7 +138,8 @@ void export_onnx(const std::string& in, const std::string& out, const LayoutArgs
   }
   const policy::PolicySpec& spec = target.checkpoint.spec;
   const policy::convert::OnnxExportOptions options = agent::onnx_export_options(target);
-  if (spec.action_kind == policy::ActionKind::kContinuous && options.action_low.empty())
+  if (spec.action_kind == policy::ActionKind::kContinuous && spec.squash == policy::Squash::kNone &&
+      options.action_low.empty())
     spdlog::warn(
         "the action box of env '{}' is unknown here (not in the registry): the model's "
         "actions are the unclamped mean; clamp them as the env does",

@@ -179,7 +179,9 @@ class Policy:
         (nonzero: zero the row's state first), ``h_in`` (and ``c_in`` for an LSTM) float32
         ``(layers, batch, hidden)``, and ``critic_h_in``/``critic_c_in`` for a separate critic
         core. Outputs: ``actions`` (int64 argmax, or the mean clamped to the env's action box),
-        ``logits`` or ``mean`` and ``log_std``, ``value``, and ``*_out`` for every ``*_in``. The
+        ``logits`` or ``mean`` and ``log_std``, ``value``, and ``*_out`` for every ``*_in`` (a
+        tanh-squashed actor, ``spec["policy.squash"]``: ``actions`` is its deterministic action
+        in its own box, ``log_std`` is per row, ``(batch, action_dim)``). The
         model's metadata_props list them. Raises recur.Error when the checkpoint cannot be
         exported or the path cannot be written (an existing file is then left as it was)."""
         path = os.fspath(path)

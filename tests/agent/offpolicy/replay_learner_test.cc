@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/offpolicy/replay_learner.h"
+#include "policy/policy_actor.h"
 #include "policy/squashed_action.h"
 
 using namespace recur;
@@ -375,5 +376,53 @@ TEST_CASE("burn-in and padding rows carry no gradient") {
       INFO(name);
       CHECK(t.data == after.at(name).data);
     }
+  }
+}
+
+// A one-step bandit through the whole update (noise, optimizers, targets): reward -(a - 0.5)^2
+// with gamma 0. The critic learns it and the actor's deterministic action moves to 0.5.
+TEST_CASE("SAC and TD3 learn a one-step bandit") {
+  for (const Method method : {Method::kSac, Method::kTd3}) {
+    policy::PolicySpec spec = make_spec(method, 1);
+    spec.actor_gain = 0.01f;
+    spec.head = {32};  // a critic that can fit the parabola
+    spec.hidden = 16;
+    spec.activation = policy::Activation::kRelu;
+    agent::offpolicy::LearnerConfig cfg;
+    cfg.method = method;
+    cfg.gamma = 0.0f;
+    cfg.actor_lr = cfg.critic_lr = 3e-3f;
+    cfg.init_alpha = 0.01f;
+    cfg.auto_alpha = false;
+    cfg.policy_delay = 1;
+    Rng init(1), rng(2), data(3);
+    ReplayLearner learner(spec, cfg, {}, init);
+    ReplayBatch b = make_batch(method, 1, 4);
+    std::fill(b.loss_mask.begin(), b.loss_mask.end(), 1.0f);
+    std::fill(b.terminated.begin(), b.terminated.end(), 0.0f);
+    b.initial_state.clear();  // zero state
+    double final_mean = 0;
+    for (int it = 0; it < 800; ++it) {
+      for (size_t i = 0; i < b.actions.size(); ++i) {
+        b.actions[i] = static_cast<float>(data.uniform(-1, 1));
+        b.rewards[i] = -(b.actions[i] - 0.5f) * (b.actions[i] - 0.5f);
+      }
+      learner.update(b, rng);
+    }
+    // The deterministic action of the actor on the batch's observations: tanh(mean).
+    const auto p = learner.actor_tensors();
+    policy::PolicySpec acting = spec;
+    policy::PolicyActor actor(acting, kB);
+    Rng pi(7);
+    policy::TensorMap all = policy::init_policy(acting, pi);
+    for (auto& [k, v] : p) all[k] = v;
+    actor.load(all);
+    std::vector<float> act(kB), lp(kB), val(kB);
+    std::vector<uint8_t> start(kB, 1);
+    std::vector<float> obs(b.obs.begin(), b.obs.begin() + kB * kObs);
+    actor.act(obs, start, pi, true, act, lp, val);
+    for (const float a : act) final_mean += policy::from_env_action(a, -2.0f, 2.0f) / kB;
+    INFO("method " << static_cast<int>(method) << ": mean deterministic action " << final_mean);
+    CHECK(final_mean == doctest::Approx(0.5).epsilon(0.2));
   }
 }

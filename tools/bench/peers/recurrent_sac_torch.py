@@ -53,6 +53,9 @@ PyTorch is not in tools/requirements.txt. To run this (CPU):
     /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --bench-updates 50 --threads 2
     /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --steps 50000 --threads 2
     /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --algo td3 --steps 50000
+    # learner sanity check, fully observed Pendulum-v1 (reached -227 after 2752 updates):
+    /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --keep-velocity --steps 12000 \
+        --train-every 4 --eval-every 2000
 """
 import argparse
 import copy
@@ -84,9 +87,10 @@ class NoVelocity(gym.ObservationWrapper):
         return obs[:2].astype(np.float32)
 
 
-def make_vec(n, max_steps):
+def make_vec(n, max_steps, keep_velocity=False):
     def thunk():
-        return NoVelocity(gym.make("Pendulum-v1", max_episode_steps=max_steps))
+        env = gym.make("Pendulum-v1", max_episode_steps=max_steps)
+        return env if keep_velocity else NoVelocity(env)
     return gym.vector.SyncVectorEnv([thunk for _ in range(n)],
                                     autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
 
@@ -319,6 +323,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--algo", choices=["sac", "td3"], default="sac")
     p.add_argument("--envs", type=int, default=8)
+    p.add_argument("--keep-velocity", action="store_true",
+                   help="fully observed Pendulum-v1 (a sanity check of the learner, not Pendulum-V)")
     p.add_argument("--max-episode-steps", type=int, default=200)
     p.add_argument("--steps", type=int, default=50000, help="env steps, total over envs")
     p.add_argument("--learning-starts", type=int, default=1000)
@@ -350,7 +356,7 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    env = make_vec(args.envs, args.max_episode_steps)
+    env = make_vec(args.envs, args.max_episode_steps, args.keep_velocity)
     obs_dim = env.single_observation_space.shape[0]
     act_dim = env.single_action_space.shape[0]
     learner = Learner(args, obs_dim, act_dim)
@@ -371,7 +377,7 @@ def main():
               f"wall_s={dt:.3f}")
         return 0
 
-    eval_env = make_vec(args.eval_episodes, args.max_episode_steps)
+    eval_env = make_vec(args.eval_episodes, args.max_episode_steps, args.keep_velocity)
     print("env_steps,wall_s,mean_return", flush=True)
     t0 = time.perf_counter()
     obs, _ = env.reset(seed=args.seed)

@@ -15,7 +15,7 @@ PolicyLearner::PolicyLearner(const PolicySpec& spec, const Placement& placement,
   // the draw's eps (policy/distributions.h) and is the off-policy learner's to compute.
   RECUR_CHECK(spec.squash == Squash::kNone,
               "the PPO learner trains categorical and Gaussian actors only; policy.squash '{}' "
-              "is an off-policy actor (SAC / TD3): set policy.squash: none for PPO",
+              "is an off-policy actor (algo.type sac / td3, which train it with their own learner)",
               to_string(spec.squash));
   RECUR_CHECK_ARG(threads >= 1, "PolicyLearner: threads {} must be >= 1", threads);
   // Two CPU towers only: a cuDNN core drives its own stream from the calling thread.

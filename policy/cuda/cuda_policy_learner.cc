@@ -37,7 +37,7 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
   // As PolicyLearner: the PPO heads only (a squashed actor is the off-policy learner's).
   RECUR_CHECK(spec.squash == Squash::kNone,
               "the PPO learner trains categorical and Gaussian actors only; policy.squash '{}' "
-              "is an off-policy actor (SAC / TD3): set policy.squash: none for PPO",
+              "is an off-policy actor (algo.type sac / td3, which train it with their own learner)",
               to_string(spec.squash));
   // Refused here, before any training, rather than at the first update.
   RECUR_CHECK(

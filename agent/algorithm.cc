@@ -10,8 +10,8 @@
 namespace recur::agent {
 
 // device.actor / device.learner against this build and machine; auto is logged with its reason.
-policy::Placement resolve_placement(const std::string& key, const std::string& value, const DeviceConfig& d,
-                            const policy::DeviceReport& report) {
+policy::Placement resolve_placement(const std::string& key, const std::string& value,
+                                    const DeviceConfig& d, const policy::DeviceReport& report) {
   std::string why;
   policy::Placement p;
   p.device = policy::resolve_device(key, value, report, &why);
@@ -67,8 +67,8 @@ std::unique_ptr<Algorithm> make_algorithm(const TrainConfig& config,
                 "algo.type = {} runs in one process: start it without mpirun", config.algo.type);
     return std::make_unique<offpolicy::OffPolicyTrainer>(config, std::move(env));
   }
-  throw Error(fmt::format("algo.type = {}: no such algorithm (known: ppo, sac, td3)",
-                          config.algo.type));
+  throw Error(
+      fmt::format("algo.type = {}: no such algorithm (known: ppo, sac, td3)", config.algo.type));
 }
 
 }  // namespace recur::agent

@@ -84,10 +84,10 @@ ReplayLearner::ReplayLearner(const policy::PolicySpec& spec, const LearnerConfig
   RECUR_CHECK(discrete == (config.method == Method::kSacDiscrete),
               "the replay learner's method does not fit the policy's {} actions",
               discrete ? "Discrete" : "Box");
-  RECUR_CHECK(discrete || spec.squash == (config.method == Method::kTd3
-                                               ? policy::Squash::kTanh
-                                               : policy::Squash::kTanhGaussian),
-              "the replay learner needs a tanh-squashed actor head (SAC: tanh_gaussian, TD3: tanh)");
+  RECUR_CHECK(
+      discrete || spec.squash == (config.method == Method::kTd3 ? policy::Squash::kTanh
+                                                                : policy::Squash::kTanhGaussian),
+      "the replay learner needs a tanh-squashed actor head (SAC: tanh_gaussian, TD3: tanh)");
   d_ = discrete ? 1 : spec.action_dim;
   width_ = spec.actor_head_spec().output();
   nets_ = std::make_unique<Nets>(spec, config.method == Method::kTd3, placement);
@@ -339,10 +339,10 @@ void ReplayLearner::sac_actor_pass(const ReplayBatch& batch, UpdateReport& r) {
       const float a = act_[i * d + j];
       const float g_a = d_head_[i * width_ + j] + dqin_[i * w + H + j];
       const float one_minus = 1.0f - a * a;
-      const float g_u = g_a * one_minus + g_logp * 2.0f * a * one_minus / (one_minus + policy::kTanhEps);
+      const float g_u =
+          g_a * one_minus + g_logp * 2.0f * a * one_minus / (one_minus + policy::kTanhEps);
       d_head_[i * width_ + j] = g_u;
-      d_head_[i * width_ + d + j] =
-          (g_u * stdv * eps - g_logp) * policy::squash_log_std_grad(raw);
+      d_head_[i * width_ + d + j] = (g_u * stdv * eps - g_logp) * policy::squash_log_std_grad(raw);
     }
   }
 }
@@ -505,15 +505,21 @@ void ReplayLearner::discrete_actor_pass(const ReplayBatch& batch, UpdateReport& 
 void ReplayLearner::check_finite(const UpdateReport& r, bool with_actor) const {
   const Nets& n = *nets_;
   const char* bad = nullptr;
-  if (!std::isfinite(r.critic_loss)) bad = "critic loss";
-  else if (with_actor && !std::isfinite(r.actor_loss)) bad = "actor loss";
-  else if (!all_finite(n.q1.gradients()) || !all_finite(n.q2.gradients())) bad = "Q-head gradient";
-  else if (with_actor && !all_finite(n.actor_head.gradients())) bad = "actor-head gradient";
-  else if (!std::isfinite(log_alpha_grad_[0])) bad = "temperature gradient";
+  if (!std::isfinite(r.critic_loss))
+    bad = "critic loss";
+  else if (with_actor && !std::isfinite(r.actor_loss))
+    bad = "actor loss";
+  else if (!all_finite(n.q1.gradients()) || !all_finite(n.q2.gradients()))
+    bad = "Q-head gradient";
+  else if (with_actor && !all_finite(n.actor_head.gradients()))
+    bad = "actor-head gradient";
+  else if (!std::isfinite(log_alpha_grad_[0]))
+    bad = "temperature gradient";
   if (bad)
-    throw NonFiniteUpdate(fmt::format("update {}: the {} is not finite (critic loss {}, actor "
-                                      "loss {}, alpha {})",
-                                      updates_ + 1, bad, r.critic_loss, r.actor_loss, r.alpha));
+    throw NonFiniteUpdate(
+        fmt::format("update {}: the {} is not finite (critic loss {}, actor "
+                    "loss {}, alpha {})",
+                    updates_ + 1, bad, r.critic_loss, r.actor_loss, r.alpha));
 }
 
 UpdateReport ReplayLearner::update(const ReplayBatch& batch, Rng& rng) {
@@ -525,8 +531,8 @@ UpdateReport ReplayLearner::update(const ReplayBatch& batch, Rng& rng) {
   const auto& critic = critic_groups_;
   const auto& actor = actor_groups_;
   const auto guard = [&](const std::vector<policy::ParamGroup>& g, const char* what) {
-    const double norm = config_.max_grad_norm > 0 ? clip_grad_norm(g, config_.max_grad_norm)
-                                                   : global_grad_norm(g);
+    const double norm =
+        config_.max_grad_norm > 0 ? clip_grad_norm(g, config_.max_grad_norm) : global_grad_norm(g);
     if (!std::isfinite(norm))
       throw NonFiniteUpdate(
           fmt::format("update {}: the {} gradient's norm is {}", updates_ + 1, what, norm));

@@ -7,7 +7,8 @@
 // Rows k = 0..L of a batch are observations, k = 0..L-1 transitions (a_k, r_k, terminated_k,
 // loss_mask m_k). The networks run over all L+1 rows, so the output at row k+1 is the one after
 // the next observation (the final one where the episode ended at k):
-//   SAC    y_k = r_k + gamma (1 - term_k) [min_i Q'_i(hc'_{k+1}, a'_{k+1}) - alpha log pi(a'_{k+1})],
+//   SAC    y_k = r_k + gamma (1 - term_k) [min_i Q'_i(hc'_{k+1}, a'_{k+1}) - alpha log
+//   pi(a'_{k+1})],
 //          a'_{k+1} ~ pi(.|ha_{k+1}) (the current actor), critic loss
 //          0.5 sum_i sum_k m_k (Q_i(hc_k, a_k) - y_k)^2 / sum m, actor loss
 //          sum_k m_k (alpha log pi(a_k~) - min_i Q_i(hc_k, a_k~)) / sum m (reparameterized, hc
@@ -55,8 +56,8 @@ struct LearnerConfig {
 // What one update measured (SB3's train/* quantities).
 struct UpdateReport {
   double critic_loss = 0, actor_loss = 0, alpha_loss = 0, alpha = 0;
-  double q_mean = 0;        // mean Q_1 of the replayed actions (masked)
-  double entropy = 0;       // SAC: mean -log pi of the policy's actions; Discrete: exact
+  double q_mean = 0;   // mean Q_1 of the replayed actions (masked)
+  double entropy = 0;  // SAC: mean -log pi of the policy's actions; Discrete: exact
   bool actor_updated = false;
 };
 
@@ -120,13 +121,13 @@ class ReplayLearner {
 
   // Workspace, sized by the first batch.
   int L_ = 0, B_ = 0;
-  policy::AlignedVector<float> state_a_, state_c_;          // (B, S_a), (B, S_c)
-  policy::AlignedVector<float> noise_pi_, noise_next_;      // (L+1, B, d)
+  policy::AlignedVector<float> state_a_, state_c_;            // (B, S_a), (B, S_c)
+  policy::AlignedVector<float> noise_pi_, noise_next_;        // (L+1, B, d)
   policy::AlignedVector<float> head_, target_head_, d_head_;  // (L+1, B, width)
-  policy::AlignedVector<float> y_;                           // (L, B) TD targets
+  policy::AlignedVector<float> y_;                            // (L, B) TD targets
   policy::AlignedVector<float> qin_, q1_, q2_, dq1_, dq2_, dqin_;
-  policy::AlignedVector<float> act_, logp_;                  // (L+1, B, d), (L+1, B)
-  policy::AlignedVector<float> d_hc_, d_ha_;                 // (L+1, B, H)
+  policy::AlignedVector<float> act_, logp_;   // (L+1, B, d), (L+1, B)
+  policy::AlignedVector<float> d_hc_, d_ha_;  // (L+1, B, H)
 };
 
 }  // namespace recur::agent::offpolicy

@@ -130,12 +130,14 @@ OffPolicyTrainer::OffPolicyTrainer(const TrainConfig& config, std::unique_ptr<en
   rs.state_stride = std::max(1, o.seq_len / 2);  // R2D2: sequences overlap by half
   replay_ = std::make_unique<SequenceReplay>(rs);
   replay_->reserve_batch(o.batch_size, batch_);
-  spdlog::info("{}: replay of {} transitions in {} rings, {:.1f} MiB; sequences of {} + {} burn-in "
-               "steps, {} state",
-               config.algo.type, o.buffer_size, N_, static_cast<double>(rs.bytes()) / (1 << 20),
-               o.seq_len, o.burn_in, o.stored_state ? "stored" : "zero");
+  spdlog::info(
+      "{}: replay of {} transitions in {} rings, {:.1f} MiB; sequences of {} + {} burn-in "
+      "steps, {} state",
+      config.algo.type, o.buffer_size, N_, static_cast<double>(rs.bytes()) / (1 << 20), o.seq_len,
+      o.burn_in, o.stored_state ? "stored" : "zero");
   if (o.stored_state) {
-    if (!spec_.encoder.empty()) critic_encoder_ = std::make_unique<policy::Mlp>(spec_.encoder_spec());
+    if (!spec_.encoder.empty())
+      critic_encoder_ = std::make_unique<policy::Mlp>(spec_.encoder_spec());
     critic_core_ = policy::make_step_executor(spec_.core_spec(), N_, {});
     if (critic_encoder_) critic_encoder_->reserve(N_);
     critic_features_.assign(static_cast<size_t>(N_) * spec_.feature_dim(), 0.0f);
@@ -182,7 +184,8 @@ void OffPolicyTrainer::publish() {
   if (!critic_core_) return;
   const policy::TensorMap all = learner_->parameter_tensors();
   if (critic_encoder_) critic_encoder_->load_tensors(all, "critic_encoder.");
-  critic_core_->load(policy::CanonicalWeights::from_tensors(spec_.core_spec(), all, "critic_core."));
+  critic_core_->load(
+      policy::CanonicalWeights::from_tensors(spec_.core_spec(), all, "critic_core."));
 }
 
 // The states before this step's reset, per env: actor core, then critic core.
@@ -228,11 +231,10 @@ void OffPolicyTrainer::step_envs(const std::function<void(const EpisodeEnd&)>& o
     for (int j = 0; j < d_; ++j) {
       const size_t k = i * d_ + j;
       stored_actions_[k] =
-          space.is_discrete()
-              ? actions_[k]
-              : std::clamp(policy::from_env_action(actions_[k], spec_.action_low[j],
-                                                   spec_.action_high[j]),
-                           -1.0f, 1.0f);
+          space.is_discrete() ? actions_[k]
+                              : std::clamp(policy::from_env_action(actions_[k], spec_.action_low[j],
+                                                                   spec_.action_high[j]),
+                                           -1.0f, 1.0f);
     }
   venv_->step(actions_);
   env_steps_ += N_;
@@ -305,7 +307,8 @@ Iteration OffPolicyTrainer::iterate(const std::function<void(const EpisodeEnd&)>
   it.act_seconds = act;
   it.learn_seconds = learn;
   it.policy_version = learner_->updates();
-  const double nu = std::max<int64_t>(1, n_updates_), na = std::max<int64_t>(1, n_actor_updates_);
+  const auto nu = static_cast<double>(std::max<int64_t>(1, n_updates_));
+  const auto na = static_cast<double>(std::max<int64_t>(1, n_actor_updates_));
   const double nan = std::nan("");
   it.metrics = {n_updates_ ? sum_critic_ / nu : nan,
                 n_actor_updates_ ? sum_actor_ / na : nan,
@@ -387,9 +390,10 @@ void OffPolicyTrainer::restore_state(const AlgorithmState& state,
     if (!j.at("replay").empty()) {
       replay_->restore(state.tensors, j.at("replay"), "replay.");
     } else {
-      spdlog::warn("{}: the checkpoint holds no replay buffer (offpolicy.save_replay was false): "
-                   "the resumed run refills an empty one",
-                   config_.algo.type);
+      spdlog::warn(
+          "{}: the checkpoint holds no replay buffer (offpolicy.save_replay was false): "
+          "the resumed run refills an empty one",
+          config_.algo.type);
     }
     int restarted = N_;
     if (!j.at("envs").is_null() && venv_->can_snapshot()) {
@@ -429,9 +433,10 @@ void OffPolicyTrainer::restore_state(const AlgorithmState& state,
       critic_core_->set_states(cs);
     }
     if (restarted > 0)
-      spdlog::warn("{}: {} of {} in-flight episodes cannot be rebuilt from a checkpoint; they "
-                   "start anew on resume",
-                   config_.env.id, restarted, N_);
+      spdlog::warn(
+          "{}: {} of {} in-flight episodes cannot be rebuilt from a checkpoint; they "
+          "start anew on resume",
+          config_.env.id, restarted, N_);
   } catch (const json::exception& e) {
     throw Error(fmt::format("the checkpoint's algorithm state ({}) is malformed: {}",
                             config_.algo.type, e.what()));

@@ -15,7 +15,6 @@
 
 namespace recur::agent {
 
-
 PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env,
                        dist::Communicator* comm)
     : config_(config),
@@ -23,7 +22,8 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
       venv_(std::move(env)) {
   const auto report = policy::query_devices();
   actor_placement_ = resolve_placement("device.actor", config.device.actor, config.device, report);
-  learner_placement_ = resolve_placement("device.learner", config.device.learner, config.device, report);
+  learner_placement_ =
+      resolve_placement("device.learner", config.device.learner, config.device, report);
   Options env_options;
   env_options.values = config.env.options;
   env_options.source =

@@ -56,7 +56,9 @@ std::vector<double> mlp(const Params& P, const std::string& p, const std::vector
   return in;
 }
 
-double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
+double sigmoid(double v) {
+  return 1 / (1 + std::exp(-v));
+}
 
 // [encoder ->] LSTM over (L+1, B): returns h (L+1, B, H). Gates i, f, g, o; state h then c.
 std::vector<double> tower(const Params& P, const std::string& p, const ReplayBatch& batch,
@@ -153,7 +155,8 @@ Losses reference(Method method, const Params& P, const ReplayBatch& batch, int A
         const auto t1 = mlp(P, "target.q1.", q_w, false, slice(hct, nx, H));
         const auto t2 = mlp(P, "target.q2.", q_w, false, slice(hct, nx, H));
         double v = 0;
-        for (int a = 0; a < A; ++a) v += std::exp(lpn[a]) * (std::min(t1[a], t2[a]) - alpha * lpn[a]);
+        for (int a = 0; a < A; ++a)
+          v += std::exp(lpn[a]) * (std::min(t1[a], t2[a]) - alpha * lpn[a]);
         y = batch.rewards[i] + gamma * (1 - batch.terminated[i]) * v;
         const auto q1 = mlp(P, "q1.", q_w, false, slice(hc, i, H));
         const auto q2 = mlp(P, "q2.", q_w, false, slice(hc, i, H));
@@ -172,8 +175,8 @@ Losses reference(Method method, const Params& P, const ReplayBatch& batch, int A
       // Box: the next action, then the TD target.
       std::vector<double> an(A);
       double logp_next = 0;
-      const auto tah = td3 ? mlp(P, "target.actor.", head_w, false, slice(hta, nx, H))
-                           : std::vector<double>{};
+      const auto tah =
+          td3 ? mlp(P, "target.actor.", head_w, false, slice(hta, nx, H)) : std::vector<double>{};
       for (int j = 0; j < A; ++j) {
         const double e = noise_next[nx * d + j];
         if (td3) {
@@ -187,8 +190,10 @@ Losses reference(Method method, const Params& P, const ReplayBatch& batch, int A
       }
       const double tq = std::min(mlp(P, "target.q1.", q_w, false, cat(slice(hct, nx, H), an))[0],
                                  mlp(P, "target.q2.", q_w, false, cat(slice(hct, nx, H), an))[0]);
-      y = batch.rewards[i] + gamma * (1 - batch.terminated[i]) * (tq - (td3 ? 0 : alpha * logp_next));
-      const std::vector<double> ar(batch.actions.begin() + i * A, batch.actions.begin() + (i + 1) * A);
+      y = batch.rewards[i] +
+          gamma * (1 - batch.terminated[i]) * (tq - (td3 ? 0 : alpha * logp_next));
+      const std::vector<double> ar(batch.actions.begin() + i * A,
+                                   batch.actions.begin() + (i + 1) * A);
       const double q1 = mlp(P, "q1.", q_w, false, cat(slice(hc, i, H), ar))[0];
       const double q2 = mlp(P, "q2.", q_w, false, cat(slice(hc, i, H), ar))[0];
       out.critic += 0.5 * m * (std::pow(q1 - y, 2) + std::pow(q2 - y, 2));
@@ -310,8 +315,8 @@ void check_method(Method method, int A) {
   int checked = 0;
   for (const auto& [name, g] : grads) {
     if (name == "log_alpha") continue;
-    const bool critic = name.starts_with("critic_") || name.starts_with("q1.") ||
-                        name.starts_with("q2.");
+    const bool critic =
+        name.starts_with("critic_") || name.starts_with("q1.") || name.starts_with("q2.");
     double err = 0, scale = 0;
     for (size_t i = 0; i < g.data.size(); ++i) {
       Params p = P;
@@ -320,7 +325,8 @@ void check_method(Method method, int A) {
       const Losses up = ref(p);
       p[name][i] -= 2 * h;
       const Losses down = ref(p);
-      const double fd = critic ? (up.critic - down.critic) / (2 * h) : (up.actor - down.actor) / (2 * h);
+      const double fd =
+          critic ? (up.critic - down.critic) / (2 * h) : (up.actor - down.actor) / (2 * h);
       err = std::max(err, std::abs(fd - g.data[i]));
       scale = std::max(scale, std::abs(fd));
       ++checked;
@@ -367,8 +373,9 @@ TEST_CASE("burn-in and padding rows carry no gradient") {
         batch.rewards[i] += 100;
         batch.terminated[i] = 1 - batch.terminated[i];
         for (int j = 0; j < d; ++j)
-          batch.actions[i * d + j] = method == Method::kSacDiscrete ? float((int(batch.actions[i * d + j]) + 1) % A)
-                                                                    : -batch.actions[i * d + j];
+          batch.actions[i * d + j] = method == Method::kSacDiscrete
+                                         ? float((int(batch.actions[i * d + j]) + 1) % A)
+                                         : -batch.actions[i * d + j];
       }
     learner.compute_gradients(batch, true);
     const policy::TensorMap after = learner.gradient_tensors();

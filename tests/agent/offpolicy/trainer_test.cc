@@ -67,8 +67,8 @@ std::vector<std::string> rows(const std::filesystem::path& run) {
   return out;
 }
 
-std::filesystem::path run(const agent::TrainConfig& c, const std::string& name,
-                          int64_t stop_at = 0, const std::filesystem::path& resume = {}) {
+std::filesystem::path run(const agent::TrainConfig& c, const std::string& name, int64_t stop_at = 0,
+                          const std::filesystem::path& resume = {}) {
   agent::TrainJobOptions o;
   o.name = name;
   o.stop_at_env_steps = stop_at;

@@ -56,7 +56,7 @@ set(RECUR_SUPPORT_HEADERS
     core/worker_pool.h envs/batch_env.h
     policy/aligned.h policy/canonical_weights.h policy/convert/flat_layout.h policy/core_spec.h
     policy/devices.h policy/eigen.h policy/executor.h policy/gpu_executors.h policy/mlp.h
-    policy/obs_normalizer.h)
+    policy/obs_normalizer.h policy/squashed_action.h)
 foreach(_recur_header IN LISTS RECUR_PUBLIC_HEADERS RECUR_SUPPORT_HEADERS)
   get_filename_component(_recur_dir ${_recur_header} DIRECTORY)
   install(FILES ${PROJECT_SOURCE_DIR}/${_recur_header}

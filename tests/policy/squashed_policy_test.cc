@@ -175,7 +175,7 @@ TEST_CASE("squashed policy: parameters without actor.log_std, a 2d head, checkpo
   CHECK(error_of([&] { unsquashed.load(params); }).find("actor.log_std") != std::string::npos);
 
   // The PPO learner has no squashed head: refused up front, saying what to do.
-  CHECK(error_of([&] { PolicyLearner learner(spec); }).find("policy.squash: none") !=
+  CHECK(error_of([&] { PolicyLearner learner(spec); }).find("algo.type sac / td3") !=
         std::string::npos);
 }
 

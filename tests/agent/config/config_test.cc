@@ -161,7 +161,7 @@ TEST_CASE("config unknown section is named with a suggestion") {
   const std::string msg = load_error("env:\n  num_envs: 4\npolcy:\n  hidden: 32\n");
   CHECK(has(msg, ".yaml:3: unknown section 'polcy'"));
   CHECK(has(msg, "Did you mean 'policy'?"));
-  CHECK(has(msg, "env, policy, algo, run, device"));
+  CHECK(has(msg, "env, policy, algo, offpolicy, run, device"));
   const std::string misplaced = load_error("num_envs: 4\n");
   CHECK(has(misplaced, "did you mean 'env.num_envs'?"));
 }

@@ -7,6 +7,7 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 import recur
@@ -110,3 +111,31 @@ def test_ctrl_c_writes_a_checkpoint_and_raises(tmp_path):
     (run,) = tmp_path.iterdir()
     assert str(run) in out
     assert (run / "checkpoints" / "latest.safetensors").exists()
+
+
+@pytest.mark.parametrize("config", ["pendulum_novel_sac.yaml", "cartpole_novel_sac.yaml"])
+def test_recurrent_sac_trains_and_its_policy_loads(tmp_path, config):
+    """algo.type sac through recur.train; the checkpoint acts through recur.Policy (the squashed
+    actor's deterministic actions stay inside the Box)."""
+    run = recur.train(
+        CONFIGS / config,
+        {"run.output_dir": str(tmp_path), "env.num_envs": 2, "policy.hidden": 8},
+        offpolicy__learning_starts=200,
+        offpolicy__batch_size=4,
+        offpolicy__seq_len=8,
+        offpolicy__steps_per_iteration=200,
+        run__total_env_steps=600,
+        run__eval_every=400,
+        run__eval_episodes=1,
+        run__final_eval_episodes=1,
+    )
+    rows = progress_rows(run)
+    assert int(rows[-1]["env_steps"]) == 600 and int(rows[-1]["n_updates"]) > 0
+    policy = recur.Policy.load(run / "checkpoints" / "latest.safetensors")
+    obs = np.zeros((3, policy.obs_dim), np.float32)
+    actions, _ = policy.act(obs, policy.initial_state(3), deterministic=True)
+    if policy.discrete:
+        assert actions.shape == (3,)
+    else:
+        assert policy.spec["policy.squash"] == "tanh_gaussian"
+        assert actions.shape == (3, 1) and np.all(np.abs(actions) <= 2.0)

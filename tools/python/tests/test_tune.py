@@ -268,6 +268,8 @@ SHIPPED_SPACES = {
     "acrobot_narrow.yaml": "acrobot.yaml",
     "lunar_lander_novel_narrow.yaml": "lunar_lander_novel.yaml",
     "bipedal_walker_final.yaml": "bipedal_walker.yaml",
+    "sac_lstm.yaml": "pendulum_novel_sac.yaml",
+    "td3_lstm.yaml": "pendulum_novel_td3.yaml",
 }
 
 

@@ -6,6 +6,7 @@
 #include "agent/offpolicy/trainer.h"
 #include "agent/ppo/trainer.h"
 #include "core/error.h"
+#include "envs/vector_env.h"
 
 namespace recur::agent {
 
@@ -25,6 +26,21 @@ policy::Placement resolve_placement(const std::string& key, const std::string& v
   p.sequence.math = policy::parse_rnn_math(d.cudnn_math);
   p.sequence.algo = policy::parse_rnn_algo(d.cudnn_algo);
   return p;
+}
+
+std::unique_ptr<envs::BatchEnv> make_batch_env(const TrainConfig& config,
+                                               std::unique_ptr<envs::BatchEnv> env) {
+  if (!env) {
+    Options options;
+    options.values = config.env.options;
+    options.source = config.env.options_source.empty() ? "env.options" : config.env.options_source;
+    env = std::make_unique<envs::VectorEnv>(config.env.id, config.env.num_envs, options,
+                                            config.run.threads);
+  }
+  RECUR_CHECK(env->num_envs() == config.env.num_envs,
+              "{}: the envs given hold {} envs, env.num_envs is {}; make them agree", env->id(),
+              env->num_envs(), config.env.num_envs);
+  return env;
 }
 
 policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& observation,

@@ -122,6 +122,11 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& config, const envs::Spac
 policy::Placement resolve_placement(const std::string& key, const std::string& value,
                                     const DeviceConfig& device, const policy::DeviceReport& report);
 
+// The envs a job's algorithm steps: `env` when given (it must hold env.num_envs envs), else a
+// VectorEnv of config.env (its options, run.threads stepping threads).
+std::unique_ptr<envs::BatchEnv> make_batch_env(const TrainConfig& config,
+                                               std::unique_ptr<envs::BatchEnv> env);
+
 // The algorithm of config.algo.type over `env` (null: a VectorEnv of config.env) and `comm`
 // (not owned; null: one process).
 std::unique_ptr<Algorithm> make_algorithm(const TrainConfig& config,

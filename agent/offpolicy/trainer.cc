@@ -4,9 +4,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "agent/env_output_checks.h"
+#include "agent/run/env_snapshot_json.h"
+#include "agent/run/json_read.h"
 #include "core/error.h"
 #include "envs/vector_env.h"
 #include "policy/squashed_action.h"
@@ -57,14 +60,6 @@ LearnerConfig learner_config(const TrainConfig& c, Method method, const policy::
   return l;
 }
 
-json rng_json(const Rng::State& s) {
-  return json::array({s[0], s[1], s[2], s[3]});
-}
-Rng::State rng_from(const json& j) {
-  Rng::State s{};
-  for (size_t i = 0; i < 4; ++i) s[i] = j.at(i).get<uint64_t>();
-  return s;
-}
 }  // namespace
 
 OffPolicyTrainer::OffPolicyTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv> env)
@@ -78,16 +73,7 @@ OffPolicyTrainer::OffPolicyTrainer(const TrainConfig& config, std::unique_ptr<en
       resolve_placement("device.actor", config.device.actor, config.device, report);
   const policy::Placement learner_place =
       resolve_placement("device.learner", config.device.learner, config.device, report);
-  Options env_options;
-  env_options.values = config.env.options;
-  env_options.source =
-      config.env.options_source.empty() ? "env.options" : config.env.options_source;
-  if (!venv_)
-    venv_ = std::make_unique<envs::VectorEnv>(config.env.id, config.env.num_envs, env_options,
-                                              config.run.threads);
-  RECUR_CHECK(venv_->num_envs() == config.env.num_envs,
-              "{}: the envs given hold {} envs, env.num_envs is {}; make them agree", venv_->id(),
-              venv_->num_envs(), config.env.num_envs);
+  venv_ = make_batch_env(config, std::move(venv_));
   const envs::Space& action = venv_->single_action_space();
   PolicyConfig pc = config.policy;
   pc.shared_core = true;  // the acting policy is the actor alone; the critics live in the learner
@@ -332,22 +318,7 @@ AlgorithmState OffPolicyTrainer::save_state() const {
   j["rng"] = {{"act", rng_json(act_rng_.state())},
               {"sample", rng_json(sample_rng_.state())},
               {"learn", rng_json(learn_rng_.state())}};
-  if (venv_->can_snapshot()) {
-    const auto snap = venv_->snapshot();
-    json envs = json::array();
-    for (const auto& e : snap.envs)
-      envs.push_back({{"state", e.state},
-                      {"rng", rng_json(e.rng)},
-                      {"seeded", e.seeded},
-                      {"has_reset", e.has_reset},
-                      {"needs_reset", e.needs_reset},
-                      {"elapsed_steps", e.elapsed_steps},
-                      {"episode_return", e.episode_return}});
-    j["envs"] = envs;
-    j["venv_episode_start"] = snap.episode_start;
-  } else {
-    j["envs"] = nullptr;
-  }
+  write_env_snapshot(*venv_, j);
   std::vector<float> states(static_cast<size_t>(N_) * spec_.state_size());
   actor_->get_states(states);
   j["actor_states"] = states;
@@ -380,13 +351,15 @@ void OffPolicyTrainer::restore_state(const AlgorithmState& state,
                 "resume with the config the run was started with",
                 j.at("format").dump(), j.value("algo", std::string("?")), config_.algo.type);
     learner_->load_state(state.tensors);
-    learner_->set_updates(j.at("updates").get<int64_t>());
-    env_steps_ = j.at("env_steps").get<int64_t>();
-    update_credit_ = j.at("update_credit").get<double>();
-    nonfinite_streak_ = j.at("nonfinite_streak").get<int>();
-    act_rng_.set_state(rng_from(j.at("rng").at("act")));
-    sample_rng_.set_state(rng_from(j.at("rng").at("sample")));
-    learn_rng_.set_state(rng_from(j.at("rng").at("learn")));
+    using namespace json_read;
+    learner_->set_updates(integer(j.at("updates"), "updates", 0));
+    env_steps_ = integer(j.at("env_steps"), "env_steps", 0);
+    update_credit_ = real(j.at("update_credit"), "update_credit");
+    nonfinite_streak_ = static_cast<int>(
+        integer(j.at("nonfinite_streak"), "nonfinite_streak", 0, std::numeric_limits<int>::max()));
+    act_rng_.set_state(rng_state(j.at("rng").at("act"), "rng.act"));
+    sample_rng_.set_state(rng_state(j.at("rng").at("sample"), "rng.sample"));
+    learn_rng_.set_state(rng_state(j.at("rng").at("learn"), "rng.learn"));
     if (!j.at("replay").empty()) {
       replay_->restore(state.tensors, j.at("replay"), "replay.");
     } else {
@@ -396,29 +369,17 @@ void OffPolicyTrainer::restore_state(const AlgorithmState& state,
           config_.algo.type);
     }
     int restarted = N_;
-    if (!j.at("envs").is_null() && venv_->can_snapshot()) {
-      envs::BatchEnv::Snapshot snap;
-      for (const json& e : j.at("envs")) {
-        envs::Env::Snapshot s;
-        s.state = e.at("state").get<std::vector<double>>();
-        s.rng = rng_from(e.at("rng"));
-        s.seeded = e.at("seeded").get<bool>();
-        s.has_reset = e.at("has_reset").get<bool>();
-        s.needs_reset = e.at("needs_reset").get<bool>();
-        s.elapsed_steps = e.at("elapsed_steps").get<int>();
-        s.episode_return = e.at("episode_return").get<double>();
-        snap.envs.push_back(std::move(s));
-      }
-      snap.episode_start = j.at("venv_episode_start").get<std::vector<uint8_t>>();
-      RECUR_CHECK(snap.envs.size() == static_cast<size_t>(N_),
+    const auto snap = read_env_snapshot(j);
+    if (snap && venv_->can_snapshot()) {
+      RECUR_CHECK(snap->envs.size() == static_cast<size_t>(N_),
                   "the checkpoint's algorithm state holds {} envs; this run has env.num_envs = {}",
-                  snap.envs.size(), N_);
-      restarted = venv_->restore(snap);
+                  snap->envs.size(), N_);
+      restarted = venv_->restore(*snap);
     } else {
       venv_->reset(derive_seed(config_.run.seed, static_cast<uint64_t>(env_steps_)));
     }
     publish();
-    const auto states = j.at("actor_states").get<std::vector<float>>();
+    const auto states = floats(j.at("actor_states"), "actor_states");
     RECUR_CHECK(states.size() == static_cast<size_t>(N_) * spec_.state_size(),
                 "the checkpoint's actor states hold {} floats; this run's policy needs {} ({} "
                 "envs x {}): resume with the same env.num_envs and policy",
@@ -426,7 +387,7 @@ void OffPolicyTrainer::restore_state(const AlgorithmState& state,
                 spec_.state_size());
     actor_->set_states(states);
     if (critic_core_) {
-      const auto cs = j.at("critic_states").get<std::vector<float>>();
+      const auto cs = floats(j.at("critic_states"), "critic_states");
       RECUR_CHECK(cs.size() == critic_states_.size(),
                   "the checkpoint's critic states hold {} floats; this run needs {}", cs.size(),
                   critic_states_.size());

@@ -24,16 +24,7 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
   actor_placement_ = resolve_placement("device.actor", config.device.actor, config.device, report);
   learner_placement_ =
       resolve_placement("device.learner", config.device.learner, config.device, report);
-  Options env_options;
-  env_options.values = config.env.options;
-  env_options.source =
-      config.env.options_source.empty() ? "env.options" : config.env.options_source;
-  if (!venv_)
-    venv_ = std::make_unique<envs::VectorEnv>(config.env.id, config.env.num_envs, env_options,
-                                              config.run.threads);
-  RECUR_CHECK(venv_->num_envs() == config.env.num_envs,
-              "{}: the envs given hold {} envs, env.num_envs is {}; make them agree", venv_->id(),
-              venv_->num_envs(), config.env.num_envs);
+  venv_ = make_batch_env(config, std::move(venv_));
   spec_ = make_policy_spec(config.policy, venv_->single_observation_space(),
                            venv_->single_action_space());
   // The normalizer's bound travels with the policy (checkpoints, eval, ONNX export).

@@ -6,15 +6,13 @@
 #include "agent/dist/communicator.h"
 #include "agent/ppo/trainer.h"
 #include "agent/ppo/trainer_state.h"
+#include "agent/run/env_snapshot_json.h"
 #include "core/error.h"
 
 namespace recur::agent {
 namespace {
 using nlohmann::json;
 
-json rng_json(const Rng::State& s) {
-  return json::array({s[0], s[1], s[2], s[3]});
-}
 template <typename V>
 json array(const V& v) {
   json a = json::array();
@@ -33,23 +31,7 @@ AlgorithmState PpoTrainer::save_state() const {
   j["rank"] = comm_ ? comm_->rank() : 0;
   j["world_size"] = comm_ ? comm_->size() : 1;
   j["policy_version"] = learner_version_;
-  if (venv_->can_snapshot()) {
-    const auto snap = venv_->snapshot();
-    json envs = json::array();
-    for (const auto& e : snap.envs)
-      envs.push_back({{"state", e.state},
-                      {"rng", rng_json(e.rng)},
-                      {"seeded", e.seeded},
-                      {"has_reset", e.has_reset},
-                      {"needs_reset", e.needs_reset},
-                      {"elapsed_steps", e.elapsed_steps},
-                      {"episode_return", e.episode_return}});
-    j["envs"] = envs;
-    j["venv_episode_start"] = array(snap.episode_start);
-  } else {
-    j["envs"] = nullptr;  // envs outside recur (Python): they restart on resume
-    j["venv_episode_start"] = nullptr;
-  }
+  write_env_snapshot(*venv_, j);
   std::vector<float> states(static_cast<size_t>(config_.env.num_envs) * spec_.state_size());
   actor_->get_states(states);
   j["recurrent_states"] = array(states);

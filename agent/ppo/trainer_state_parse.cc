@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/ppo/trainer_state.h"
+#include "agent/run/env_snapshot_json.h"
 #include "agent/run/json_read.h"
 #include "core/error.h"
 
@@ -16,31 +17,15 @@ using nlohmann::json;
 
 using json_read::array;
 using json_read::boolean;
+using json_read::flags;
+using json_read::floats;
 using json_read::integer;
 using json_read::real;
-using json_read::unsigned64;
-
-std::vector<double> reals(const json& j, const char* what) {
-  std::vector<double> out;
-  for (const json& x : array(j, what)) out.push_back(real(x, what));
-  return out;
-}
-std::vector<float> floats(const json& j, const char* what) {
-  std::vector<float> out;
-  for (const json& x : array(j, what)) out.push_back(static_cast<float>(real(x, what)));
-  return out;
-}
-std::vector<uint8_t> flags(const json& j, const char* what) {
-  std::vector<uint8_t> out;
-  for (const json& x : array(j, what)) out.push_back(static_cast<uint8_t>(integer(x, what, 0, 1)));
-  return out;
-}
+using json_read::reals;
 Rng::State rng_from(const json& j, const char* what) {
-  RECUR_CHECK(array(j, what).size() == 4, "{} holds {} values, not 4", what, j.size());
-  Rng::State s{};
-  for (size_t i = 0; i < 4; ++i) s[i] = unsigned64(j[i], what);
-  return s;
+  return json_read::rng_state(j, what);
 }
+
 }  // namespace
 
 TrainerState parse_trainer_state(const std::string& text) {
@@ -61,21 +46,9 @@ TrainerState parse_trainer_state(const std::string& text) {
                        : 1;
     t.policy_version =
         j.contains("policy_version") ? integer(j["policy_version"], "policy_version", 0) : 0;
-    if (!j.at("envs").is_null()) {
-      t.envs.emplace();
-      for (const json& e : array(j["envs"], "envs")) {
-        envs::Env::Snapshot s;
-        s.state = reals(e.at("state"), "envs[].state");
-        s.rng = rng_from(e.at("rng"), "envs[].rng");
-        s.seeded = boolean(e.at("seeded"), "envs[].seeded");
-        s.has_reset = boolean(e.at("has_reset"), "envs[].has_reset");
-        s.needs_reset = boolean(e.at("needs_reset"), "envs[].needs_reset");
-        s.elapsed_steps =
-            static_cast<int>(integer(e.at("elapsed_steps"), "envs[].elapsed_steps", 0, kMaxInt));
-        s.episode_return = real(e.at("episode_return"), "envs[].episode_return");
-        t.envs->push_back(std::move(s));
-      }
-      t.venv_episode_start = flags(j.at("venv_episode_start"), "venv_episode_start");
+    if (auto snap = read_env_snapshot(j)) {
+      t.envs = std::move(snap->envs);
+      t.venv_episode_start = std::move(snap->episode_start);
     }
     t.recurrent_states = floats(j.at("recurrent_states"), "recurrent_states");
     const json& on = j.at("obs_norm");

@@ -1,15 +1,18 @@
 // Checked readers of JSON values for the resume files (resume_state.cc,
-// ppo/trainer_state_parse.cc). nlohmann's get<T>() casts a float to an integer type without a range
-// check (undefined behaviour for 1e300, found by tools/fuzz/trainer_state_fuzzer), so numbers go
-// through these: each throws recur::Error naming the value (`what`) and what was expected.
+// ppo/trainer_state_parse.cc, offpolicy/trainer.cc, env_snapshot_json.cc). nlohmann's get<T>()
+// casts a float to an integer type without a range check (undefined behaviour for 1e300, found by
+// tools/fuzz/trainer_state_fuzzer), so numbers go through these: each throws recur::Error naming
+// the value (`what`) and what was expected.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/rng.h"
 
 namespace recur::agent::json_read {
 
@@ -46,6 +49,29 @@ inline const json& array(const json& j, const char* what) {
 inline const std::string& string(const json& j, const char* what) {
   RECUR_CHECK(j.is_string(), "{} is {}, not a string", what, j.dump());
   return j.get_ref<const std::string&>();
+}
+
+inline std::vector<double> reals(const json& j, const char* what) {
+  std::vector<double> out;
+  for (const json& x : array(j, what)) out.push_back(real(x, what));
+  return out;
+}
+inline std::vector<float> floats(const json& j, const char* what) {
+  std::vector<float> out;
+  for (const json& x : array(j, what)) out.push_back(static_cast<float>(real(x, what)));
+  return out;
+}
+inline std::vector<uint8_t> flags(const json& j, const char* what) {
+  std::vector<uint8_t> out;
+  for (const json& x : array(j, what)) out.push_back(static_cast<uint8_t>(integer(x, what, 0, 1)));
+  return out;
+}
+// An Rng's four state words, as rng_json (agent/run/env_snapshot_json.h) writes them.
+inline Rng::State rng_state(const json& j, const char* what) {
+  RECUR_CHECK(array(j, what).size() == 4, "{} holds {} values, not 4", what, j.size());
+  Rng::State s{};
+  for (size_t i = 0; i < 4; ++i) s[i] = unsigned64(j[i], what);
+  return s;
 }
 
 }  // namespace recur::agent::json_read

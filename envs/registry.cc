@@ -80,6 +80,8 @@ Registry& registry() {
     register_classic_control(r);
     register_memory(r);
     register_box2d(r);
+    register_popgym(r);
+    register_mujoco(r);
     return r;
   }();
   return instance;

@@ -68,6 +68,8 @@ inline std::unique_ptr<Env> make(std::string_view id, const Options& options = {
 // Family registrations, called once by registry().
 void register_classic_control(Registry& registry);
 void register_memory(Registry& registry);
-void register_box2d(Registry& registry);  // envs/box2d/register.cc
+void register_box2d(Registry& registry);   // envs/box2d/register.cc
+void register_popgym(Registry& registry);  // envs/popgym/register.cc
+void register_mujoco(Registry& registry);  // envs/mujoco/register.cc
 
 }  // namespace recur::envs

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "envs/wrappers/previous_step.h"
 
 namespace recur::envs {
 
@@ -53,6 +54,9 @@ std::unique_ptr<Env> Registry::make(std::string_view id, const Options& options)
   RECUR_CHECK(limit >= 0 && limit <= 1'000'000'000,
               "env {}: max_episode_steps = {}; use 0 (no limit) or a positive step count", spec.id,
               limit);
+  // Generic inputs of memory-based RL, for every env (envs/wrappers/previous_step.h).
+  const bool prev_action = reader.get_bool("prev_action", false);
+  const bool prev_reward = reader.get_bool("prev_reward", false);
   std::unique_ptr<Env> env;
   if (spec.source.empty()) {
     env = spec.factory(reader);
@@ -69,6 +73,7 @@ std::unique_ptr<Env> Registry::make(std::string_view id, const Options& options)
     RECUR_CHECK(env != nullptr, "env {} ({}): the factory returned no env", spec.id, spec.source);
   }
   reader.reject_unknown();
+  env = with_previous_step(std::move(env), prev_action, prev_reward);
   env->id_ = spec.id;
   env->max_episode_steps_ = static_cast<int>(limit);
   return env;

@@ -7,9 +7,10 @@
 //   auto env = recur::envs::make("CartPole-v1");
 //   auto env = recur::envs::make("Pendulum-v1", Options{}.set("g", "9.81"));
 //
-// Every env takes the option max_episode_steps (0 = no limit) to override the registered limit;
-// the other options are the env's own (documented in its header). Unknown ids and unknown options
-// are errors that list the closest known names.
+// Every env takes the option max_episode_steps (0 = no limit) to override the registered limit,
+// and prev_action / prev_reward (append the previous action / reward to the observation:
+// envs/wrappers/previous_step.h); the other options are the env's own (documented in its header).
+// Unknown ids and unknown options are errors that list the closest known names.
 #pragma once
 
 #include <deque>

@@ -29,14 +29,14 @@ venv=${RECUR_PY_VENV:-/tmp/recur-python-venv}
 # ONNX export (test_onnx_export.py), box2d is Gymnasium's LunarLander for its end-to-end check
 # with pygame, which it imports (Gymnasium's [box2d] extra pins box2d-py, built from source).
 # optuna: recur tune (test_tune.py); matplotlib: tools/plot_runs.py (test_plot_runs.py).
-# popgym: the reference of recur's POPGym envs (test_popgym_*.py); mujoco (pinned to the version
-# tools/install-deps.sh installs for recur's MuJoCo envs: parity needs the same library build)
-# and imageio (Gymnasium's MuJoCo envs import it): the reference of the MuJoCo envs. The
-# tests are in tools/python/tests/.
+# popgym (with mazelib, which its labyrinths import): the reference of recur's POPGym envs
+# (test_popgym_*.py); mujoco, pinned to the version tools/install-deps.sh installs for recur's
+# MuJoCo envs (parity needs the same library build), and imageio (Gymnasium's MuJoCo envs import
+# it): the reference of the MuJoCo envs. The tests are in tools/python/tests/.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   "numpy>=1.21" "gymnasium>=1.1,<2" "pytest>=7" h5py "minari[hdf5]>=0.5,<0.6" pillow \
   "onnx>=1.12" "onnxruntime>=1.16" "box2d>=2.3.10" pygame "optuna>=4.0" matplotlib \
-  "popgym==1.0.7" "mujoco==3.3.7" imageio
+  "popgym==1.0.7" mazelib "mujoco==3.3.7" imageio
 
 args=(-DCMAKE_BUILD_TYPE=Release -DRECUR_PYTHON=ON -DRECUR_BUILD_TESTS=OFF -DRECUR_CUDA=OFF
       -DPython_EXECUTABLE="$venv/bin/python")

@@ -100,9 +100,8 @@ std::shared_ptr<const mjModel> load_mujoco_model(const std::string& env, const s
   mjModel* model = mj_loadXML(path.c_str(), nullptr, error, sizeof(error));
   RECUR_CHECK(model != nullptr, "env {}: MuJoCo {} cannot load the model {}: {}", env,
               mujoco_version(), path, error);
-  std::shared_ptr<const mjModel> shared(model, [](const mjModel* m) {
-    mj_deleteModel(const_cast<mjModel*>(m));
-  });
+  std::shared_ptr<const mjModel> shared(
+      model, [](const mjModel* m) { mj_deleteModel(const_cast<mjModel*>(m)); });
   c.models[path] = shared;
   return shared;
 }

@@ -16,12 +16,12 @@ constexpr auto kIntegration = mjSTATE_INTEGRATION;
 std::shared_ptr<const mjModel> load_checked(const MujocoLayout& layout, const std::string& path) {
   auto model = load_mujoco_model(layout.name, path);
   const mjModel* m = model.get();
-  RECUR_CHECK(m->nq == layout.nq && m->nv == layout.nv && m->nu == layout.nu &&
-                  m->nbody == layout.nbody,
-              "{}: the model {} has nq={} nv={} nu={} nbody={}; the env needs nq={} nv={} nu={} "
-              "nbody={} (Gymnasium's {})",
-              layout.name, path, m->nq, m->nv, m->nu, m->nbody, layout.nq, layout.nv, layout.nu,
-              layout.nbody, layout.default_file);
+  RECUR_CHECK(
+      m->nq == layout.nq && m->nv == layout.nv && m->nu == layout.nu && m->nbody == layout.nbody,
+      "{}: the model {} has nq={} nv={} nu={} nbody={}; the env needs nq={} nv={} nu={} "
+      "nbody={} (Gymnasium's {})",
+      layout.name, path, m->nq, m->nv, m->nu, m->nbody, layout.nq, layout.nv, layout.nu,
+      layout.nbody, layout.default_file);
   return model;
 }
 
@@ -42,8 +42,7 @@ MujocoConfig MujocoConfig::read(OptionReader& options, const std::string& env,
   c.frame_skip = static_cast<int>(options.get_int("frame_skip", c.frame_skip));
   c.reset_noise_scale = options.get_double("reset_noise_scale", c.reset_noise_scale);
   RECUR_CHECK(c.frame_skip >= 1 && c.frame_skip <= 1000,
-              "env {}: frame_skip = {}; use 1..1000 physics steps per env step", env,
-              c.frame_skip);
+              "env {}: frame_skip = {}; use 1..1000 physics steps per env step", env, c.frame_skip);
   RECUR_CHECK(std::isfinite(c.reset_noise_scale) && c.reset_noise_scale >= 0,
               "env {}: reset_noise_scale = {}; use a finite value >= 0", env, c.reset_noise_scale);
   return c;

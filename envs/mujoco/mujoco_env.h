@@ -54,9 +54,9 @@ struct MujocoLayout {
 
 // The options every MuJoCo env takes (Gymnasium v5's keyword arguments of the same names).
 struct MujocoConfig {
-  std::string xml_file;         // "" = Gymnasium's model (model_cache.h says where it is looked up)
-  int frame_skip = 1;           // physics steps per env step
-  double reset_noise_scale = 0; // scale of the noise added to qpos/qvel at reset
+  std::string xml_file;  // "" = Gymnasium's model (model_cache.h says where it is looked up)
+  int frame_skip = 1;    // physics steps per env step
+  double reset_noise_scale = 0;  // scale of the noise added to qpos/qvel at reset
   ObsPart part = ObsPart::kFull;
 
   // Reads frame_skip and reset_noise_scale over `defaults` (the env's), and checks them.

@@ -122,7 +122,8 @@ void register_mujoco(Registry& r) {
     for (const Planar& p : planars) {
       for (const bool v5 : {false, true}) {
         const std::string id = id_of(p.name, part, v5 ? "v5" : "v4");
-        add(r, {id, 1000, p.threshold, p.summary + part_summary(part), planar(p.robot, v5, part, id)});
+        add(r,
+            {id, 1000, p.threshold, p.summary + part_summary(part), planar(p.robot, v5, part, id)});
       }
     }
     for (const bool v5 : {false, true}) {

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <span>
 
+#include "core/error.h"
+
 namespace recur::envs {
 
 template <typename T>
@@ -36,7 +38,8 @@ T numpy_sum(std::span<const T> a) {
 // Gymnasium's control_cost: weight * np.sum(np.square(action)) for a float32 action.
 inline float numpy_ctrl_cost(double weight, std::span<const float> action) {
   float squares[64];  // actions of recur's MuJoCo envs have at most 17 values
-  const size_t n = action.size() < 64 ? action.size() : 64;
+  RECUR_ASSERT(action.size() <= 64);
+  const size_t n = action.size();
   for (size_t i = 0; i < n; ++i) squares[i] = action[i] * action[i];
   return static_cast<float>(weight) * numpy_sum(std::span<const float>(squares, n));
 }

@@ -80,12 +80,12 @@ def copy_state(genv, renv):
     return renv.unwrapped._obs.copy()
 
 
-def run(env_id, episodes, max_steps, seed):
+def run(env_id, episodes, max_steps, seed, **options):
     gym_id, name, part = gym_id_of(env_id)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # v4's deprecation notice
-        genv = gym.make(gym_id)
-    renv = recur.make(env_id)
+        genv = gym.make(gym_id, **options)
+    renv = recur.make(env_id, **options)
     assert renv.unwrapped.env_id == env_id
     low, high = genv.action_space.low, genv.action_space.high
     rng = np.random.default_rng(seed)
@@ -124,6 +124,13 @@ def test_full_envs_match_gymnasium(env_id):
         assert stats["terminated"] == 3, stats
     if env_id.startswith("HalfCheetah"):
         assert stats["truncated"] == 3, stats
+
+
+@pytest.mark.parametrize("env_id", [i for i in FULL_IDS if not i.startswith("HalfCheetah")])
+def test_long_episodes_without_termination(env_id):
+    # Random actions fell Hopper and Walker2d within tens of steps: run 600 steps past that.
+    stats = run(env_id, episodes=1, max_steps=600, seed=3, terminate_when_unhealthy=False)
+    assert stats["steps"] == 600, stats
 
 
 @pytest.mark.parametrize("env_id", PART_IDS)

@@ -39,6 +39,12 @@ if(RECUR_WITH_NCCL)
   set_target_properties(recur_nccl PROPERTIES EXPORT_NAME nccl)
   install(TARGETS recur_nccl EXPORT recurTargets)
 endif()
+if(RECUR_WITH_MUJOCO)
+  # MuJoCo by absolute path, as cuDNN (cmake/RecurMuJoCo.cmake: the wheel has no CMake package);
+  # an installed `recur` finds it through its run path (tools/CMakeLists.txt).
+  set_target_properties(recur_mujoco PROPERTIES EXPORT_NAME mujoco)
+  install(TARGETS recur_mujoco EXPORT recurTargets)
+endif()
 install(EXPORT recurTargets NAMESPACE recur:: DESTINATION ${RECUR_INSTALL_CMAKEDIR})
 
 # The public headers (docs/LIBRARY.md): envs, the registry and VectorEnv; the policy actor and

@@ -37,6 +37,10 @@ struct EnvSpec {
   // Where the env comes from, for messages and listings: "" for recur's built-ins,
   // "plugin /abs/libx.so" for a plugin's, "program" (or the program's own words) otherwise.
   std::string source = {};
+  // false: the id is listed but this build cannot make it (a library it needs is missing, as
+  // MuJoCo for envs/mujoco); the factory throws recur::Error saying how to get it, and the summary
+  // says what is missing.
+  bool available = true;
 };
 
 class Registry {

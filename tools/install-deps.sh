@@ -35,6 +35,28 @@ if [[ ${1:-} == --python ]]; then
   python3 -m pip install -q -r "$(dirname "$0")/requirements.txt"
 fi
 
+# MuJoCo (envs/mujoco, cmake/RecurMuJoCo.cmake): the C library and headers of PyPI's mujoco 3.3.7
+# wheel, the last monolithic one (Debian's 2.2.2 is old, built without AVX, and its results drift
+# from Gymnasium's Python envs), plus gymnasium 1.4.0 for its model XMLs only
+# (gymnasium/envs/mujoco/assets/). Nothing is imported: pip unpacks both into one directory.
+# tools/test-python.sh pins the same mujoco, so recur's envs and Gymnasium's step the same library.
+mujoco_dir=${RECUR_MUJOCO_DIR:-/usr/local/lib/recur/mujoco-3.3.7}
+if [[ -f $mujoco_dir/mujoco/libmujoco.so.3.3.7 && -f $mujoco_dir/mujoco/include/mujoco/mujoco.h &&
+      -d $mujoco_dir/gymnasium/envs/mujoco/assets ]]; then
+  echo "install-deps: MuJoCo 3.3.7 present in $mujoco_dir"
+else
+  echo "install-deps: installing MuJoCo 3.3.7 and Gymnasium's model XMLs into $mujoco_dir"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends python3-pip
+  fi
+  $sudo mkdir -p "$mujoco_dir"
+  $sudo env PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --no-deps --target "$mujoco_dir" mujoco==3.3.7 gymnasium==1.4.0
+fi
+
 # CUDA and cuDNN are not Debian packages here: they come with the machine in /usr/local/cuda.
 if [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null 2>&1; then
   echo "install-deps: CUDA toolkit found; CUDA code will be compiled (RECUR_CUDA=AUTO)"

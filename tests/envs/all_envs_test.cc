@@ -14,6 +14,10 @@ TEST_CASE("every registered env passes the env checks") {
   REQUIRE(ids.size() >= 13);
   for (const auto& id : ids) {
     CAPTURE(id);
+    if (!recur::envs::registry().at(id).available) {
+      MESSAGE(id << " skipped: " << recur::envs::registry().at(id).summary);
+      continue;
+    }
     const auto report = recur::envs::check_env(id);
     REQUIRE(report.results.size() >= 8);
     for (const auto& r : report.results) {

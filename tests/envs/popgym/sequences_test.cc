@@ -63,7 +63,8 @@ Episode play(Env& env, uint64_t seed, Policy policy) {
 TEST_CASE("RepeatFirst: remembering the first suit scores 1, a memoryless policy about -0.5") {
   for (auto [id, decks] : {std::pair{"RepeatFirstEasy-v0", 1}, std::pair{"RepeatFirstMedium-v0", 8},
                            std::pair{"RepeatFirstHard-v0", 16}}) {
-    CAPTURE(id);
+    const std::string name = id;
+    CAPTURE(name);
     auto env = make(id);
     int first = -1;
     bool start = true;
@@ -85,7 +86,8 @@ TEST_CASE("RepeatFirst: remembering the first suit scores 1, a memoryless policy
 TEST_CASE("Autoencode: reciting the watched suits in reverse scores 1") {
   for (auto [id, decks] : {std::pair{"AutoencodeEasy-v0", 1}, std::pair{"AutoencodeMedium-v0", 2},
                            std::pair{"AutoencodeHard-v0", 3}}) {
-    CAPTURE(id);
+    const std::string name = id;
+    CAPTURE(name);
     auto env = make(id);
     const int n = decks * 52;
     std::vector<int> seen;  // suits watched, not yet recited
@@ -146,7 +148,8 @@ TEST_CASE("CountRecall: counting every kind scores 1") {
   for (auto [id, decks, kinds] : {std::tuple{"CountRecallEasy-v0", 1, 2},
                                   std::tuple{"CountRecallMedium-v0", 2, 4},
                                   std::tuple{"CountRecallHard-v0", 4, 13}}) {
-    CAPTURE(id);
+    const std::string name = id;
+    CAPTURE(name);
     auto env = make(id);
     CHECK(env->obs_dim() == 2 * kinds);
     CHECK(env->action_space().n() == decks * 52 / kinds + 1);
@@ -158,7 +161,10 @@ TEST_CASE("CountRecall: counting every kind scores 1") {
     CHECK(e.total == doctest::Approx(1.0).epsilon(1e-12));
     CHECK(e.length == decks * 52 - 1);
     CHECK(e.terminated);
-    for (int k = 0; k < kinds; ++k) CHECK(counts[static_cast<size_t>(k)] == decks * 52 / kinds);
+    // The policy saw every value card but the one the last step dealt.
+    int seen = 0;
+    for (int k = 0; k < kinds; ++k) seen += counts[static_cast<size_t>(k)];
+    CHECK(seen == decks * 52 - 1);
   }
 }
 
@@ -190,7 +196,8 @@ TEST_CASE("HigherLower: a known deal gives POPGym's rewards; foresight wins ever
   // A policy that peeks at the state wins every step whose ranks differ.
   for (auto [id, decks] : {std::pair{"HigherLowerEasy-v0", 1}, std::pair{"HigherLowerMedium-v0", 2},
                            std::pair{"HigherLowerHard-v0", 3}}) {
-    CAPTURE(id);
+    const std::string name = id;
+    CAPTURE(name);
     auto e = make(id);
     e->reset(4);
     const std::vector<double> deal = state_of(*e);
@@ -216,7 +223,8 @@ TEST_CASE("MultiarmedBandit: payouts follow the state's draws; truncated at epis
   for (auto [id, arms, length] : {std::tuple{"MultiarmedBanditEasy-v0", 10, 200},
                                   std::tuple{"MultiarmedBanditMedium-v0", 20, 400},
                                   std::tuple{"MultiarmedBanditHard-v0", 30, 600}}) {
-    CAPTURE(id);
+    const std::string name = id;
+    CAPTURE(name);
     auto env = make(id);
     CHECK(env->action_space().n() == arms);
     CHECK(env->max_episode_steps() == length);
@@ -273,7 +281,8 @@ TEST_CASE("MultiarmedBandit: episode_length follows max_episode_steps and must a
 TEST_CASE("POPGym sequence envs: options are validated") {
   for (const char* id : {"AutoencodeEasy-v0", "CountRecallEasy-v0", "HigherLowerEasy-v0",
                          "RepeatFirstEasy-v0"}) {
-    CAPTURE(id);
+    const std::string name = id;
+    CAPTURE(name);
     CHECK_THROWS_AS(make(id, Options{}.set("num_decks", "0")), recur::Error);
     CHECK_THROWS_AS(make(id, Options{}.set("num_decks", "two")), recur::Error);
     CHECK_THROWS_AS(make(id, Options{}.set("deck_type", "suits")), recur::Error);
@@ -286,7 +295,8 @@ TEST_CASE("POPGym sequence envs: states round-trip, garbage is rejected, every a
        {"AutoencodeEasy-v0", "AutoencodeHard-v0", "CountRecallEasy-v0", "CountRecallMedium-v0",
         "CountRecallHard-v0", "HigherLowerMedium-v0", "MultiarmedBanditEasy-v0",
         "RepeatFirstEasy-v0"}) {
-    CAPTURE(id);
+    const std::string name = id;
+    CAPTURE(name);
     auto env = make(id);
     auto other = make(id);
     env->reset(11);

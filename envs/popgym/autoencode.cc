@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "envs/popgym/sequences_deck.h"
+#include "envs/popgym/sequences_render.h"
 
 namespace recur::envs {
 namespace {
@@ -73,6 +74,28 @@ void Autoencode::set_state_impl(std::span<const double> state) {
   popgym::sequences::read_deck_state("Autoencode", CardField::kSuit, state, deck_);
   dealt_ = dealt;
   recited_ = recited;
+}
+
+// Left: what the agent sees (the newest card while cards are shown, a back once recitation has
+// begun). Right: the card to recite next (a back while watching).
+void Autoencode::draw(render::Canvas& canvas) const {
+  namespace seq = popgym::sequences;
+  const int n = num_cards();
+  const bool play = dealt_ == n;
+  seq::draw_text(canvas, {300, 368}, 20, "Autoencode: {}, {} of {} shown, {} recited",
+                 play ? "recite in reverse" : "watch", dealt_, n, recited_);
+  if (recited_ == 0)
+    seq::draw_card(canvas, {170, 200}, {.suit = deck_[static_cast<size_t>(dealt_ - 1)]});
+  else
+    seq::draw_card_back(canvas, {170, 200});
+  const int held = dealt_ - recited_;
+  if (play && held > 0)
+    seq::draw_card(canvas, {430, 200}, {.suit = deck_[static_cast<size_t>(held - 1)]});
+  else
+    seq::draw_card_back(canvas, {430, 200});
+  seq::draw_text(canvas, {170, 72}, 18, "{}", recited_ == 0 ? "newest card shown" : "(hidden)");
+  seq::draw_text(canvas, {430, 72}, 18, "{}", play ? "recite this suit" : "recited later");
+  seq::draw_progress(canvas, static_cast<double>(dealt_ + recited_) / (2 * n));
 }
 
 }  // namespace recur::envs

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "envs/popgym/sequences_render.h"
 
 namespace recur::envs {
 namespace {
@@ -81,6 +82,40 @@ void CountRecall::set_state_impl(std::span<const double> state) {
   queries_ = std::move(queries);
   dealt_ = dealt;
   recount();
+}
+
+// The value card and the query card, and the counts of every kind so far (hidden state: the
+// columns the agent must keep in memory); the queried kind's column is highlighted.
+void CountRecall::draw(render::Canvas& canvas) const {
+  namespace seq = popgym::sequences;
+  const auto newest = static_cast<size_t>(dealt_ - 1);
+  const auto face = [this](int kind) {
+    switch (config_.deck_type) {
+      case seq::CardField::kColor:
+        return seq::CardFace{.color = kind};
+      case seq::CardField::kSuit:
+        return seq::CardFace{.suit = kind};
+      case seq::CardField::kRank:
+        break;
+    }
+    return seq::CardFace{.rank = kind};
+  };
+  const int query = queries_[newest];
+  seq::draw_text(canvas, {300, 368}, 20, "CountRecall: deal {} of {}; answer {}", dealt_,
+                 num_cards(), counts_[static_cast<size_t>(query)]);
+  seq::draw_card(canvas, {100, 200}, face(values_[newest]));
+  seq::draw_card(canvas, {260, 200}, face(query));
+  seq::draw_text(canvas, {100, 72}, 18, "dealt");
+  seq::draw_text(canvas, {260, 72}, 18, "query");
+  const double left = 360, width = 220.0 / num_kinds_;
+  const double most = static_cast<double>(num_cards()) / num_kinds_;
+  for (int k = 0; k < num_kinds_; ++k) {
+    const render::Color color = k == query ? render::Color{200, 120, 30} : render::Color{90, 90, 90};
+    seq::draw_column(canvas, {left + k * width + 1, 110}, width - 2, 190,
+                     counts_[static_cast<size_t>(k)] / most, color);
+  }
+  seq::draw_text(canvas, {470, 72}, 18, "counts so far");
+  seq::draw_progress(canvas, static_cast<double>(dealt_) / num_cards());
 }
 
 }  // namespace recur::envs

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "envs/popgym/sequences_deck.h"
+#include "envs/popgym/sequences_render.h"
 
 namespace recur::envs {
 namespace {
@@ -59,6 +60,26 @@ void HigherLower::set_state_impl(std::span<const double> state) {
                                                         state[deck_.size()], 1, num_cards());
   popgym::sequences::read_deck_state("HigherLower", CardField::kRank, state, deck_);
   dealt_ = dealt;
+}
+
+// The current card and the next one face down; below them, how many of each rank are dealt
+// (what a card-counting agent remembers).
+void HigherLower::draw(render::Canvas& canvas) const {
+  namespace seq = popgym::sequences;
+  const int current = deck_[static_cast<size_t>(dealt_ - 1)];
+  seq::draw_text(canvas, {300, 368}, 20, "HigherLower: card {} of {}", dealt_, num_cards());
+  seq::draw_card(canvas, {170, 220}, {.rank = current});
+  if (dealt_ < num_cards())
+    seq::draw_card_back(canvas, {430, 220});
+  seq::draw_text(canvas, {300, 220}, 22, "higher or lower?");
+  int seen[kRanks] = {};
+  for (int i = 0; i < dealt_; ++i) ++seen[deck_[static_cast<size_t>(i)]];
+  const double each = static_cast<double>(num_cards()) / kRanks;
+  for (int r = 0; r < kRanks; ++r) {
+    seq::draw_column(canvas, {105 + r * 30.0, 40}, 26, 50, seen[r] / each,
+                     r == current ? render::Color{200, 120, 30} : render::Color{90, 90, 90});
+  }
+  seq::draw_progress(canvas, static_cast<double>(dealt_) / num_cards());
 }
 
 }  // namespace recur::envs

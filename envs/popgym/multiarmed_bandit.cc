@@ -1,7 +1,10 @@
 #include "envs/popgym/multiarmed_bandit.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "envs/popgym/sequences_deck.h"
+#include "envs/popgym/sequences_render.h"
 
 namespace recur::envs {
 
@@ -94,6 +97,20 @@ void MultiarmedBandit::set_state_impl(std::span<const double> state) {
   for (size_t t = 0; t < len; ++t) draws_[t] = state[n + t];
   steps_ = steps;
   paid_ = paid;
+}
+
+// One column per arm, filled to its payout probability (hidden from the agent), and whether the
+// last pull paid (the observation).
+void MultiarmedBandit::draw(render::Canvas& canvas) const {
+  namespace seq = popgym::sequences;
+  seq::draw_text(canvas, {300, 368}, 20, "MultiarmedBandit: pull {} of {}; last pull {}", steps_,
+                 config_.episode_length, steps_ == 0 ? "-" : (paid_ ? "paid" : "did not pay"));
+  const double width = 460.0 / config_.num_bandits;
+  for (int a = 0; a < config_.num_bandits; ++a)
+    seq::draw_column(canvas, {70 + a * width + 1, 60}, std::max(width - 2, 1.0), 270,
+                     bandits_[static_cast<size_t>(a)], render::Color{52, 84, 150});
+  seq::draw_text(canvas, {300, 44}, 16, "payout probability of each arm (hidden)");
+  seq::draw_progress(canvas, static_cast<double>(steps_) / config_.episode_length);
 }
 
 }  // namespace recur::envs

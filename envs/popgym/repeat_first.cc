@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "envs/popgym/sequences_deck.h"
+#include "envs/popgym/sequences_render.h"
 
 namespace recur::envs {
 namespace {
@@ -54,6 +55,17 @@ void RepeatFirst::set_state_impl(std::span<const double> state) {
                                                         state[deck_.size()], 1, num_cards());
   popgym::sequences::read_deck_state("RepeatFirst", CardField::kSuit, state, deck_);
   dealt_ = dealt;
+}
+
+// The first card (the suit to name at every step) on the left, the newest on the right.
+void RepeatFirst::draw(render::Canvas& canvas) const {
+  namespace seq = popgym::sequences;
+  seq::draw_text(canvas, {300, 368}, 20, "RepeatFirst: card {} of {}", dealt_, num_cards());
+  seq::draw_card(canvas, {170, 200}, {.suit = deck_[0]});
+  seq::draw_card(canvas, {430, 200}, {.suit = deck_[static_cast<size_t>(dealt_ - 1)]});
+  seq::draw_text(canvas, {170, 72}, 18, "first card: name it");
+  seq::draw_text(canvas, {430, 72}, 18, "newest card (the observation)");
+  seq::draw_progress(canvas, static_cast<double>(dealt_) / num_cards());
 }
 
 }  // namespace recur::envs

@@ -39,6 +39,11 @@ class RepeatFirst final : public Env {
   int state_size() const override { return num_cards() + 1; }
   void get_state(std::span<double> out) const override;
 
+  // A picture of the table, 600x400 at 4 fps (POPGym renders nothing; recur's choice): see
+  // draw() in the .cc file for what it shows.
+  RenderInfo render_info() const override { return {600, 400, 4}; }
+  void draw(render::Canvas& canvas) const override;
+
  private:
   void set_state_impl(std::span<const double> state) override;
   void reset_impl(Rng& rng, std::optional<uint64_t> seed) override;

@@ -110,7 +110,8 @@ void CountRecall::draw(render::Canvas& canvas) const {
   const double left = 360, width = 220.0 / num_kinds_;
   const double most = static_cast<double>(num_cards()) / num_kinds_;
   for (int k = 0; k < num_kinds_; ++k) {
-    const render::Color color = k == query ? render::Color{200, 120, 30} : render::Color{90, 90, 90};
+    const render::Color color =
+        k == query ? render::Color{200, 120, 30} : render::Color{90, 90, 90};
     seq::draw_column(canvas, {left + k * width + 1, 110}, width - 2, 190,
                      counts_[static_cast<size_t>(k)] / most, color);
   }

@@ -69,9 +69,9 @@ void HigherLower::draw(render::Canvas& canvas) const {
   const int current = deck_[static_cast<size_t>(dealt_ - 1)];
   seq::draw_text(canvas, {300, 368}, 20, "HigherLower: card {} of {}", dealt_, num_cards());
   seq::draw_card(canvas, {170, 220}, {.rank = current});
-  if (dealt_ < num_cards())
-    seq::draw_card_back(canvas, {430, 220});
-  seq::draw_text(canvas, {300, 220}, 22, "higher or lower?");
+  if (dealt_ < num_cards()) seq::draw_card_back(canvas, {430, 220});
+  seq::draw_text(canvas, {300, 232}, 18, "higher");
+  seq::draw_text(canvas, {300, 208}, 18, "or lower?");
   int seen[kRanks] = {};
   for (int i = 0; i < dealt_; ++i) ++seen[deck_[static_cast<size_t>(i)]];
   const double each = static_cast<double>(num_cards()) / kRanks;

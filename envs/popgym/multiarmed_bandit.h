@@ -47,9 +47,7 @@ class MultiarmedBandit final : public Env {
   // State: the arms' payout probabilities (num_bandits float32 values), the payout draws of
   // the episode (episode_length values in [0, 1), one per step), the steps taken
   // (0..episode_length) and the last observation (0 or 1; 0 before the first step).
-  int state_size() const override {
-    return config_.num_bandits + config_.episode_length + 2;
-  }
+  int state_size() const override { return config_.num_bandits + config_.episode_length + 2; }
   void get_state(std::span<double> out) const override;
 
   // A picture of the table, 600x400 at 4 fps (POPGym renders nothing; recur's choice): see

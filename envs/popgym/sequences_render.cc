@@ -59,8 +59,8 @@ std::array<Vec2, 4> rectangle(Vec2 at, double half_w, double half_h) {
 }  // namespace
 
 std::string_view rank_name(int rank) {
-  static constexpr std::array<std::string_view, 13> kNames = {
-      "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"};
+  static constexpr std::array<std::string_view, 13> kNames = {"A", "2", "3",  "4", "5", "6", "7",
+                                                              "8", "9", "10", "J", "Q", "K"};
   return rank >= 0 && rank < 13 ? kNames[static_cast<size_t>(rank)] : "?";
 }
 
@@ -103,11 +103,13 @@ void draw_progress(render::Canvas& canvas, double fraction) {
 void draw_column(render::Canvas& canvas, Vec2 base, double width, double height, double fraction,
                  render::Color color) {
   const double top = base.y + height * std::clamp(fraction, 0.0, 1.0);
-  const Vec2 filled[] = {{base.x, base.y}, {base.x, top}, {base.x + width, top},
-                         {base.x + width, base.y}};
+  const Vec2 filled[] = {
+      {base.x, base.y}, {base.x, top}, {base.x + width, top}, {base.x + width, base.y}};
   canvas.fill_polygon(filled, color);
-  const Vec2 frame[] = {{base.x, base.y}, {base.x, base.y + height},
-                        {base.x + width, base.y + height}, {base.x + width, base.y}};
+  const Vec2 frame[] = {{base.x, base.y},
+                        {base.x, base.y + height},
+                        {base.x + width, base.y + height},
+                        {base.x + width, base.y}};
   canvas.stroke_polygon(frame, {90, 90, 90}, 1);
 }
 

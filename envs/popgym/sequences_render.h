@@ -15,7 +15,7 @@
 namespace recur::envs::popgym::sequences {
 
 inline constexpr int kPictureWidth = 600, kPictureHeight = 400;  // px
-inline constexpr int kPictureFps = 4;  // slow enough to read the cards
+inline constexpr int kPictureFps = 4;                            // slow enough to read the cards
 
 // What a card face shows: a suit symbol (suit 0..3: spades, diamonds, clubs, hearts), a rank
 // (0..12: ace to king), a colour (0 black, 1 red), or several at once; -1 leaves one out.

@@ -145,9 +145,9 @@ TEST_CASE("Autoencode: known states give POPGym's observations") {
 }
 
 TEST_CASE("CountRecall: counting every kind scores 1") {
-  for (auto [id, decks, kinds] : {std::tuple{"CountRecallEasy-v0", 1, 2},
-                                  std::tuple{"CountRecallMedium-v0", 2, 4},
-                                  std::tuple{"CountRecallHard-v0", 4, 13}}) {
+  for (auto [id, decks, kinds] :
+       {std::tuple{"CountRecallEasy-v0", 1, 2}, std::tuple{"CountRecallMedium-v0", 2, 4},
+        std::tuple{"CountRecallHard-v0", 4, 13}}) {
     const std::string name = id;
     CAPTURE(name);
     auto env = make(id);
@@ -203,10 +203,12 @@ TEST_CASE("HigherLower: a known deal gives POPGym's rewards; foresight wins ever
     const std::vector<double> deal = state_of(*e);
     const int n = decks * 52;
     int non_ties = 0;
-    for (int i = 1; i < n; ++i) non_ties += deal[static_cast<size_t>(i)] != deal[static_cast<size_t>(i - 1)];
+    for (int i = 1; i < n; ++i)
+      non_ties += deal[static_cast<size_t>(i)] != deal[static_cast<size_t>(i - 1)];
     double total = 0;
     for (int i = 1;; ++i) {
-      const float a[1] = {deal[static_cast<size_t>(i)] > deal[static_cast<size_t>(i - 1)] ? 0.0f : 1.0f};
+      const float a[1] = {deal[static_cast<size_t>(i)] > deal[static_cast<size_t>(i - 1)] ? 0.0f
+                                                                                          : 1.0f};
       const auto step = e->step(a);
       total += step.reward;
       if (step.done()) {
@@ -237,9 +239,9 @@ TEST_CASE("MultiarmedBandit: payouts follow the state's draws; truncated at epis
   CHECK(hot(env->reset(3), 0, 2) == 0);
   std::vector<double> s = state_of(*env);
   REQUIRE(s.size() == 10 + 200 + 2);
-  s[0] = 0.5;     // arm 0 pays when the draw is below 0.5
-  s[10] = 0.25;   // step 1's draw
-  s[11] = 0.75;   // step 2's draw
+  s[0] = 0.5;    // arm 0 pays when the draw is below 0.5
+  s[10] = 0.25;  // step 1's draw
+  s[11] = 0.75;  // step 2's draw
   env->set_state(s);
   const float arm0[1] = {0};
   auto r = env->step(arm0);
@@ -254,7 +256,8 @@ TEST_CASE("MultiarmedBandit: payouts follow the state's draws; truncated at epis
   s = state_of(*env);
   const auto best = std::max_element(s.begin(), s.begin() + 10) - s.begin();
   double paid = 0;
-  for (int t = 0; t < 200; ++t) paid += s[10u + static_cast<size_t>(t)] < s[static_cast<size_t>(best)];
+  for (int t = 0; t < 200; ++t)
+    paid += s[10u + static_cast<size_t>(t)] < s[static_cast<size_t>(best)];
   const float a[1] = {static_cast<float>(best)};
   double total = 0;
   for (int t = 0; t < 200; ++t) total += env->step(a).reward;
@@ -271,16 +274,15 @@ TEST_CASE("MultiarmedBandit: episode_length follows max_episode_steps and must a
                   recur::Error);
   CHECK_THROWS_AS(make("MultiarmedBanditEasy-v0", Options{}.set("max_episode_steps", "0")),
                   recur::Error);
-  CHECK_THROWS_AS(make("MultiarmedBanditEasy-v0", Options{}.set("num_bandits", "0")),
-                  recur::Error);
+  CHECK_THROWS_AS(make("MultiarmedBanditEasy-v0", Options{}.set("num_bandits", "0")), recur::Error);
   auto longer = make("MultiarmedBanditEasy-v0",
                      Options{}.set("episode_length", "50").set("max_episode_steps", "50"));
   CHECK(longer->max_episode_steps() == 50);
 }
 
 TEST_CASE("POPGym sequence envs: options are validated") {
-  for (const char* id : {"AutoencodeEasy-v0", "CountRecallEasy-v0", "HigherLowerEasy-v0",
-                         "RepeatFirstEasy-v0"}) {
+  for (const char* id :
+       {"AutoencodeEasy-v0", "CountRecallEasy-v0", "HigherLowerEasy-v0", "RepeatFirstEasy-v0"}) {
     const std::string name = id;
     CAPTURE(name);
     CHECK_THROWS_AS(make(id, Options{}.set("num_decks", "0")), recur::Error);
@@ -291,10 +293,9 @@ TEST_CASE("POPGym sequence envs: options are validated") {
 }
 
 TEST_CASE("POPGym sequence envs: states round-trip, garbage is rejected, every action steps") {
-  for (const char* id :
-       {"AutoencodeEasy-v0", "AutoencodeHard-v0", "CountRecallEasy-v0", "CountRecallMedium-v0",
-        "CountRecallHard-v0", "HigherLowerMedium-v0", "MultiarmedBanditEasy-v0",
-        "RepeatFirstEasy-v0"}) {
+  for (const char* id : {"AutoencodeEasy-v0", "AutoencodeHard-v0", "CountRecallEasy-v0",
+                         "CountRecallMedium-v0", "CountRecallHard-v0", "HigherLowerMedium-v0",
+                         "MultiarmedBanditEasy-v0", "RepeatFirstEasy-v0"}) {
     const std::string name = id;
     CAPTURE(name);
     auto env = make(id);

@@ -13,16 +13,14 @@ MultiarmedBanditConfig MultiarmedBanditConfig::read(OptionReader& options,
   MultiarmedBanditConfig c = defaults;
   c.num_bandits = static_cast<int>(options.get_int("num_bandits", c.num_bandits));
   // The registry applies the same max_episode_steps; reading it here ties the two together.
+  // 0 (no limit of recur's) leaves truncation to an outer time limit, as gymnasium.make's.
   const long long limit = options.get_int("max_episode_steps", c.episode_length);
-  const long long length = options.get_int("episode_length", limit);
+  const long long length = options.get_int("episode_length", limit > 0 ? limit : c.episode_length);
   RECUR_CHECK(c.num_bandits >= 1 && c.num_bandits <= 1'000'000,
               "MultiarmedBandit: num_bandits = {}; use 1..1000000", c.num_bandits);
   RECUR_CHECK(length >= 1 && length <= 10'000'000,
-              "MultiarmedBandit: episode_length = {}; use 1..10000000 (POPGym's episode always "
-              "ends after episode_length steps, so max_episode_steps = 0, no limit, is not "
-              "allowed)",
-              length);
-  RECUR_CHECK(length == limit,
+              "MultiarmedBandit: episode_length = {}; use 1..10000000", length);
+  RECUR_CHECK(limit == 0 || length == limit,
               "MultiarmedBandit: episode_length = {} but max_episode_steps = {}; POPGym truncates "
               "after episode_length steps, which recur does with the time limit: give both the "
               "same value (or only max_episode_steps)",
@@ -51,8 +49,8 @@ void MultiarmedBandit::reset_impl(Rng& rng, std::optional<uint64_t> /*seed*/) {
 
 Env::Outcome MultiarmedBandit::step_impl(std::span<const float> action) {
   RECUR_CHECK(steps_ < config_.episode_length,
-              "MultiarmedBandit: the episode is over after episode_length = {} steps (a time "
-              "limit above it does not lengthen POPGym's episode)",
+              "MultiarmedBandit: the episode is over after episode_length = {} steps (POPGym "
+              "truncates it there; without recur's time limit an outer one must stop it)",
               config_.episode_length);
   const float p = bandits_[static_cast<size_t>(action[0])];
   // POPGym compares a float64 draw with the float32 probability (numpy promotes to float64).

@@ -14,7 +14,9 @@
 //   ends    never terminated; truncated after episode_length steps (POPGym reports truncated=True
 //           on that step). recur's base class owns truncation, so each id registers its
 //           episode_length as its time limit; the option episode_length defaults to the time
-//           limit (max_episode_steps) and must equal it.
+//           limit (max_episode_steps) and must equal it. max_episode_steps = 0 (the form
+//           gymnasium.make uses, wrapping its own TimeLimit) leaves truncation to the outer
+//           limit: episode_length then defaults to the difficulty's, and a step past it throws.
 // Difficulties as POPGym: Easy 10 arms / 200 steps, Medium 20 / 400, Hard 30 / 600 (options
 // num_bandits, episode_length).
 //
@@ -36,7 +38,7 @@ struct MultiarmedBanditConfig {
   int episode_length = 200;  // steps; also the registered time limit
 
   // Reads num_bandits and episode_length; episode_length defaults to max_episode_steps (itself
-  // defaulting to defaults.episode_length) and must equal it.
+  // defaulting to defaults.episode_length) and must equal it unless that is 0 (no limit).
   static MultiarmedBanditConfig read(OptionReader& options, MultiarmedBanditConfig defaults);
 };
 

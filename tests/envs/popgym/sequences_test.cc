@@ -272,7 +272,15 @@ TEST_CASE("MultiarmedBandit: episode_length follows max_episode_steps and must a
   CHECK(e.truncated);
   CHECK_THROWS_AS(make("MultiarmedBanditEasy-v0", Options{}.set("episode_length", "50")),
                   recur::Error);
-  CHECK_THROWS_AS(make("MultiarmedBanditEasy-v0", Options{}.set("max_episode_steps", "0")),
+  // No time limit (gymnasium.make wraps its own): POPGym's episode_length still ends the episode,
+  // and a step past it is an error rather than a made-up payout.
+  auto unlimited = make("MultiarmedBanditEasy-v0", Options{}.set("max_episode_steps", "0"));
+  CHECK(unlimited->max_episode_steps() == 0);
+  unlimited->reset(0);
+  const float arm[1] = {0};
+  for (int t = 0; t < 200; ++t) CHECK_FALSE(unlimited->step(arm).done());
+  CHECK_THROWS_AS(unlimited->step(arm), recur::Error);
+  CHECK_THROWS_AS(make("MultiarmedBanditEasy-v0", Options{}.set("episode_length", "0")),
                   recur::Error);
   CHECK_THROWS_AS(make("MultiarmedBanditEasy-v0", Options{}.set("num_bandits", "0")), recur::Error);
   auto longer = make("MultiarmedBanditEasy-v0",

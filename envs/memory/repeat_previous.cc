@@ -151,9 +151,8 @@ void RepeatPrevious::set_state_impl(std::span<const double> state) {
     deck_[i] = static_cast<uint8_t>(state[i]);
   }
   const double dealt = state[deck_.size()];
-  RECUR_CHECK_ARG(dealt >= 1 && dealt <= num_cards(),
-                  "RepeatPrevious: {} cards dealt is outside "
-                  "[1, {}]",
+  RECUR_CHECK_ARG(dealt >= 1 && dealt <= num_cards() && dealt == std::floor(dealt),
+                  "RepeatPrevious: {} cards dealt in the state; expected an integer in [1, {}]",
                   dealt, num_cards());
   dealt_ = static_cast<int>(dealt);
 }

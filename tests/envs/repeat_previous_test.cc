@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <vector>
 
 #include "core/error.h"
@@ -73,4 +74,18 @@ TEST_CASE("RepeatPrevious options are validated") {
   auto env = recur::envs::make("RepeatPreviousEasy-v0", recur::Options{}.set("k", "1"));
   int length = 0;
   CHECK(play(*env, 1, true, 3, &length) == doctest::Approx(1.0));
+}
+
+TEST_CASE("RepeatPrevious: set_state rejects a count of cards that is not a whole number") {
+  auto env = recur::envs::make("RepeatPreviousEasy-v0");
+  env->reset(0);
+  std::vector<double> state(static_cast<size_t>(env->state_size()));
+  env->get_state(state);
+  state.back() = 2.5;
+  CHECK_THROWS_AS(env->set_state(state), std::invalid_argument);
+  state.back() = 53;
+  CHECK_THROWS_AS(env->set_state(state), std::invalid_argument);
+  state.back() = 52;
+  env->set_state(state);
+  CHECK(suit_of(env->observation()) == static_cast<int>(state[51]));
 }

@@ -83,8 +83,7 @@ void PopgymCartPole::get_state(std::span<double> out) const {
 void PopgymCartPole::set_state_impl(std::span<const double> state) {
   // Everything is checked before anything changes.
   for (size_t i = 0; i < kCartState; ++i)
-    RECUR_CHECK_ARG(std::isfinite(state[i]), "{}: state[{}] = {} is not finite", id(), i,
-                    state[i]);
+    RECUR_CHECK_ARG(std::isfinite(state[i]), "{}: state[{}] = {} is not finite", id(), i, state[i]);
   size_t at = kCartState;
   bool reset_obs = false;
   if (config_.view == CartPoleView::kVelocities) {

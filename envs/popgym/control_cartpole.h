@@ -7,7 +7,8 @@
 //                              does (it slices [0, 2] there, [1, 3] in step), the reset
 //                              observation is [x, theta]: the first one shows positions.
 //   NoisyPositionOnlyCartPole  obs as PositionOnlyCartPole plus N(0, noise_sigma) per entry on
-//                              every observation, clipped to the bounds (envs/popgym/control_noise.h)
+//                              every observation, clipped to the bounds
+//                              (envs/popgym/control_noise.h)
 //   action  Discrete(2): 0 pushes left, 1 pushes right
 //   reward  1/max_episode_length on every step, the terminating one included (POPGym maps
 //           CartPole's +1 to 1/L, and its 0 after termination, which recur never steps, to -1),

@@ -75,8 +75,7 @@ void PopgymPendulum::get_state(std::span<double> out) const {
 void PopgymPendulum::set_state_impl(std::span<const double> state) {
   // Everything is checked before anything changes.
   for (size_t i = 0; i < kPendulumState; ++i)
-    RECUR_CHECK_ARG(std::isfinite(state[i]), "{}: state[{}] = {} is not finite", id(), i,
-                    state[i]);
+    RECUR_CHECK_ARG(std::isfinite(state[i]), "{}: state[{}] = {} is not finite", id(), i, state[i]);
   if (config_.noisy) noise_.set_state(state.subspan(kPendulumState), id().c_str());
   forward_set_state(*pendulum_, state.first(kPendulumState));
 }

@@ -16,19 +16,27 @@ namespace recur::envs {
 namespace {
 
 EnvSpec cartpole(std::string id, PopgymCartPoleConfig defaults, std::string summary) {
-  return {id, "popgym", defaults.max_episode_length, std::nullopt, std::move(summary),
-          [defaults, id](OptionReader& options) -> std::unique_ptr<Env> {
-            return std::make_unique<PopgymCartPole>(
-                PopgymCartPoleConfig::read(options, defaults, id));
-          }};
+  return {
+      id,
+      "popgym",
+      defaults.max_episode_length,
+      std::nullopt,
+      std::move(summary),
+      [defaults, id](OptionReader& options) -> std::unique_ptr<Env> {
+        return std::make_unique<PopgymCartPole>(PopgymCartPoleConfig::read(options, defaults, id));
+      }};
 }
 
 EnvSpec pendulum(std::string id, PopgymPendulumConfig defaults, std::string summary) {
-  return {id, "popgym", defaults.max_episode_length, std::nullopt, std::move(summary),
-          [defaults, id](OptionReader& options) -> std::unique_ptr<Env> {
-            return std::make_unique<PopgymPendulum>(
-                PopgymPendulumConfig::read(options, defaults, id));
-          }};
+  return {
+      id,
+      "popgym",
+      defaults.max_episode_length,
+      std::nullopt,
+      std::move(summary),
+      [defaults, id](OptionReader& options) -> std::unique_ptr<Env> {
+        return std::make_unique<PopgymPendulum>(PopgymPendulumConfig::read(options, defaults, id));
+      }};
 }
 
 }  // namespace

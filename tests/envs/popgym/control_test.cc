@@ -193,9 +193,8 @@ TEST_CASE("POPGym control: noisy observations are the clean ones plus the state'
           REQUIRE(s.size() == n + 4);
           clean->set_state(std::vector<double>(s.begin(), s.begin() + static_cast<long>(n)));
           for (size_t i = 0; i < 2; ++i) {
-            const float want =
-                std::min(std::max(clean->observation()[i] + static_cast<float>(s[n + i]), low[i]),
-                         high[i]);
+            const float want = std::min(
+                std::max(clean->observation()[i] + static_cast<float>(s[n + i]), low[i]), high[i]);
             CHECK(env->observation()[i] == want);
             noise.push_back(static_cast<float>(s[n + i]));
           }
@@ -267,16 +266,15 @@ TEST_CASE("POPGym control: options") {
   const float a[1] = {0.0f};
   CHECK(longer->step(a).reward == 1.0 / 300);
   // POPGym's name is accepted when it agrees with the time limit.
-  auto same = make("PositionOnlyPendulumEasy-v0", Options{}
-                                                       .set("max_episode_steps", "50")
-                                                       .set("max_episode_length", "50"));
+  auto same = make("PositionOnlyPendulumEasy-v0",
+                   Options{}.set("max_episode_steps", "50").set("max_episode_length", "50"));
   CHECK(same->max_episode_steps() == 50);
   CHECK_THROWS_WITH_AS(
       make("PositionOnlyPendulumEasy-v0", Options{}.set("max_episode_length", "50")),
       doctest::Contains("give max_episode_steps=50"), recur::Error);
-  CHECK_THROWS_WITH_AS(
-      make("VelocityOnlyCartPoleHard-v0", Options{}.set("max_episode_steps", "0")),
-      doctest::Contains("VelocityOnlyCartPoleHard-v0: max_episode_steps = 0"), recur::Error);
+  CHECK_THROWS_WITH_AS(make("VelocityOnlyCartPoleHard-v0", Options{}.set("max_episode_steps", "0")),
+                       doctest::Contains("VelocityOnlyCartPoleHard-v0: max_episode_steps = 0"),
+                       recur::Error);
   auto quieter = make("NoisyPositionOnlyCartPoleEasy-v0", Options{}.set("noise_sigma", "0"));
   auto o = quieter->reset(4);
   const auto s = state_of(*quieter);

@@ -56,6 +56,24 @@ bool OptionReader::get_bool(const std::string& key, bool fallback) {
                           owner_, key, *text, options_.source));
 }
 
+std::string OptionReader::get_string(const std::string& key, const std::string& fallback) {
+  const std::string* text = find(key);
+  if (!text) return fallback;
+  if (text->empty())
+    throw Error(fmt::format("{}: option '{}' (from {}) is empty; give a value or leave it out",
+                            owner_, key, options_.source));
+  return *text;
+}
+
+std::string OptionReader::get_choice(const std::string& key, const std::string& fallback,
+                                     const std::vector<std::string>& allowed) {
+  const std::string* text = find(key);
+  if (!text) return fallback;
+  if (std::find(allowed.begin(), allowed.end(), *text) != allowed.end()) return *text;
+  throw Error(fmt::format("{}: option '{}' = '{}' (from {}) is not one of: {}", owner_, key, *text,
+                          options_.source, join(allowed)));
+}
+
 void OptionReader::reject_unknown() const {
   for (const auto& [key, value] : options_.values) {
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;

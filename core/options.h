@@ -35,6 +35,11 @@ class OptionReader {
   double get_double(const std::string& key, double fallback);
   long long get_int(const std::string& key, long long fallback);
   bool get_bool(const std::string& key, bool fallback);
+  // Text as given (a path, a name); empty text is an error naming the key.
+  std::string get_string(const std::string& key, const std::string& fallback);
+  // One of `allowed` (e.g. {"colors", "suits", "ranks"}); anything else throws naming them all.
+  std::string get_choice(const std::string& key, const std::string& fallback,
+                         const std::vector<std::string>& allowed);
 
   // Throws recur::Error if an option was given that no getter asked for.
   void reject_unknown() const;

@@ -43,3 +43,17 @@ TEST_CASE("parse_key_value") {
   CHECK_THROWS_AS(recur::parse_key_value("novalue"), recur::Error);
   CHECK_THROWS_AS(recur::parse_key_value("=1"), recur::Error);
 }
+
+TEST_CASE("OptionReader reads text and choices, naming what is allowed") {
+  recur::Options o;
+  o.source = "cfg.yaml:9";
+  o.set("path", "/tmp/x.xml").set("deck", "suits").set("empty", "").set("bad", "hearts");
+  recur::OptionReader r(o, "env Z");
+  CHECK(r.get_string("path", "") == "/tmp/x.xml");
+  CHECK(r.get_string("absent", "dflt") == "dflt");
+  CHECK_THROWS_WITH_AS(r.get_string("empty", "x"), doctest::Contains("'empty'"), recur::Error);
+  CHECK(r.get_choice("deck", "colors", {"colors", "suits", "ranks"}) == "suits");
+  CHECK(r.get_choice("none", "colors", {"colors", "suits"}) == "colors");
+  CHECK_THROWS_WITH_AS(r.get_choice("bad", "colors", {"colors", "suits", "ranks"}),
+                       doctest::Contains("colors, suits, ranks"), recur::Error);
+}

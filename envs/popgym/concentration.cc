@@ -146,7 +146,7 @@ void Concentration::draw(render::Canvas& canvas) const {
   const int n = config_.num_cards();
   const int cols = config_.num_decks <= 2 ? 13 : 26;
   const int rows = (n + cols - 1) / cols;
-  const double w = std::min(540.0 / cols, 380.0 / rows / 1.3), h = 1.3 * w;
+  const double w = std::min(520.0 / cols, 360.0 / rows / 1.3), h = 1.3 * w;
   const double left = 300 - 0.5 * cols * w, top = 330 + 0.5 * rows * h;
   const bool colors = config_.deck_type == ConcentrationConfig::kColors;
   int up = 0;
@@ -170,17 +170,21 @@ void Concentration::draw(render::Canvas& canvas) const {
       canvas.text(mid, popgym::sequences::rank_name(value), 0.42 * h,
                   seen ? boards::kInk : render::Color{140, 165, 210}, render::TextAlign::kCenter);
     }
-    if (in_play)
-      canvas.stroke_polygon(card, {240, 140, 20}, 3);
-    else
-      canvas.stroke_polygon(card, matched ? render::Color{60, 150, 60} : boards::kInk, 1);
+    // A border says why a card is up: matched for good (green; thick if it matched this step),
+    // or in play this step (orange); face-down cards keep a thin dark one.
+    const render::Color border = matched   ? render::Color{60, 150, 60}
+                                 : in_play ? render::Color{240, 140, 20}
+                                           : boards::kInk;
+    canvas.stroke_polygon(card, border, in_play ? 3 : 1);
   }
   const render::Color ink = boards::kInk;
   boards::draw_text(canvas, {300, 566}, 20, ink, render::TextAlign::kCenter,
                     "Concentration ({}, {} cards): {} matched", colors ? "colours" : "ranks", n,
                     up);
   boards::draw_text(canvas, {300, 80}, 16, ink, render::TextAlign::kCenter, "{}",
-                    in_play_ >= 0    ? "first card of the turn up (orange): find its pair"
+                    in_play_ >= 0 ? "first card of the turn up (orange): find its pair"
+                    : shown_[1] >= 0 && face_up_[static_cast<size_t>(shown_[1])]
+                        ? "turn over: a match, the pair stays up (green)"
                     : shown_[0] >= 0 ? "turn over: the orange cards were shown, then hidden"
                                      : "no card turned yet");
   boards::draw_text(canvas, {300, 40}, 14, ink, render::TextAlign::kCenter,

@@ -184,7 +184,7 @@ void Concentration::draw(render::Canvas& canvas) const {
   boards::draw_text(canvas, {300, 80}, 16, ink, render::TextAlign::kCenter, "{}",
                     in_play_ >= 0 ? "first card of the turn up (orange): find its pair"
                     : shown_[1] >= 0 && face_up_[static_cast<size_t>(shown_[1])]
-                        ? "turn over: a match, the pair stays up (green)"
+                        ? "turn over: both cards shown are face up (green)"
                     : shown_[0] >= 0 ? "turn over: the orange cards were shown, then hidden"
                                      : "no card turned yet");
   boards::draw_text(canvas, {300, 40}, 14, ink, render::TextAlign::kCenter,

@@ -4,6 +4,8 @@
 
 #include "core/error.h"
 #include "envs/popgym/boards_checks.h"
+#include "envs/popgym/boards_render.h"
+#include "envs/render/canvas.h"
 
 namespace recur::envs {
 
@@ -100,6 +102,42 @@ void Battleship::set_state_impl(std::span<const double> state) {
   }
   hits_ = hits;
   last_obs_ = last;
+}
+
+RenderInfo Battleship::render_info() const {
+  return {boards::kPictureSize, boards::kPictureSize, boards::kPictureFps};
+}
+
+void Battleship::draw(render::Canvas& canvas) const {
+  // What the agent has learnt (its shots: red hits, grey misses) over the truth it cannot see
+  // (the ships, pale blue). Row 0 of the board is the top row.
+  const int n = config_.board_size;
+  const auto board = boards::BoardLayout::fit(n, n, {300, 320}, 400, 400);
+  int shots = 0, hits = 0;
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) {
+      const auto i = static_cast<size_t>(r * n + c);
+      if (board_[i]) boards::fill_cell(canvas, board, r, c, {200, 215, 235});
+      if (!guesses_[i]) continue;
+      ++shots;
+      hits += board_[i];
+      if (board_[i]) {
+        boards::fill_cell(canvas, board, r, c, {210, 40, 40}, 0.15 * board.cell);
+      } else {
+        canvas.fill_circle(board.center(r, c), 0.18 * board.cell, {110, 110, 110});
+      }
+    }
+  }
+  boards::draw_grid(canvas, board, {120, 120, 120}, 1);
+  const render::Color ink = boards::kInk;
+  boards::draw_text(canvas, {300, 566}, 20, ink, render::TextAlign::kCenter,
+                    "Battleship {}x{}: {} shots, {} of {} ship tiles hit", n, n, shots, hits,
+                    kNeededHits);
+  boards::draw_text(canvas, {280, 80}, 16, ink, render::TextAlign::kRight,
+                    "observation (miss, hit): {}", last_obs_ ? "hit" : "miss");
+  boards::draw_one_hot(canvas, {320, 80}, 2, last_obs_, {210, 40, 40});
+  boards::draw_text(canvas, {300, 40}, 14, ink, render::TextAlign::kCenter,
+                    "red: hit   grey dot: miss   pale blue: ships (hidden from the agent)");
 }
 
 }  // namespace recur::envs

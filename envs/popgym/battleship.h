@@ -44,6 +44,11 @@ class Battleship final : public Env {
   int state_size() const override { return 2 * cells() + 1; }
   void get_state(std::span<double> out) const override;
 
+  // The board, 600x600 at 4 fps (POPGym renders nothing; recur's choice): shots as hits and
+  // misses over the hidden ships drawn faint, and the last observation; see draw().
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  private:
   int cells() const { return config_.board_size * config_.board_size; }
   void place_ship(Rng& rng, int size);

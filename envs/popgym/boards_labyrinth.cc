@@ -5,6 +5,8 @@
 
 #include "core/error.h"
 #include "envs/popgym/boards_checks.h"
+#include "envs/popgym/boards_render.h"
+#include "envs/render/canvas.h"
 
 namespace recur::envs {
 namespace {
@@ -143,6 +145,73 @@ void Labyrinth::set_state_impl(std::span<const double> state) {
   position_ = at;
   last_action_ = action;
   count_cells();
+}
+
+boards::GridPos Labyrinth::view_corner(boards::GridPos at) const {
+  return {std::max(at.row - 1, 0), std::max(at.col - 1, 0)};  // as observe()'s y0, x0
+}
+
+bool Labyrinth::seen(boards::GridPos p) const {
+  // Views reach at most two cells past a visited one (three at the top and left edges).
+  for (int r = std::max(p.row - 3, 0); r <= std::min(p.row + 3, config_.rows() - 1); ++r) {
+    for (int c = std::max(p.col - 3, 0); c <= std::min(p.col + 3, config_.cols() - 1); ++c) {
+      if (!visited_[index({r, c})]) continue;
+      const auto corner = view_corner({r, c});
+      if (p.row >= corner.row && p.row < corner.row + 3 && p.col >= corner.col &&
+          p.col < corner.col + 3)
+        return true;
+    }
+  }
+  return false;
+}
+
+RenderInfo Labyrinth::render_info() const {
+  return {boards::kPictureSize, boards::kPictureSize, 8};  // 1024-step episodes: a faster film
+}
+
+void Labyrinth::draw(render::Canvas& canvas) const {
+  using render::Color;
+  const int rows = config_.rows(), cols = config_.cols();
+  const auto board = boards::BoardLayout::fit(rows, cols, {300, 320}, 400, 400);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      const boards::GridPos p{r, c};
+      const bool known = seen(p);
+      const uint8_t kind = cell(p);
+      if (kind == boards::kWall) {
+        boards::fill_cell(canvas, board, r, c, known ? Color{40, 40, 40} : Color{205, 205, 205});
+        continue;
+      }
+      if (visited_[index(p)])
+        boards::fill_cell(canvas, board, r, c, {250, 228, 140});
+      else if (known)
+        boards::fill_cell(canvas, board, r, c, {225, 236, 252});
+      if (kind == boards::kStart)
+        boards::fill_cell(canvas, board, r, c, {90, 170, 90}, 0.25 * board.cell);
+      if (kind == boards::kGoal)
+        boards::fill_cell(canvas, board, r, c, known ? Color{220, 40, 40} : Color{240, 175, 175},
+                          0.12 * board.cell);
+    }
+  }
+  boards::stroke_cells(canvas, board, 0, 0, rows, cols, {120, 120, 120}, 1);
+  const auto corner = view_corner(position_);
+  boards::stroke_cells(canvas, board, corner.row, corner.col, 3, 3, {240, 140, 20}, 3);
+  canvas.fill_circle(board.center(position_.row, position_.col), 0.36 * board.cell, {40, 80, 220});
+
+  static constexpr const char* kActions[] = {"left", "right", "up", "down", "none yet"};
+  const Color ink = boards::kInk;
+  boards::draw_text(canvas, {300, 566}, 20, ink, render::TextAlign::kCenter,
+                    "{} {}x{}: {} of {} open cells visited", name_, config_.maze_height,
+                    config_.maze_width, visited_count_, open_count_);
+  boards::draw_text(canvas, {290, 80}, 16, ink, render::TextAlign::kRight, "last action: {}",
+                    kActions[last_action_]);
+  boards::draw_one_hot(canvas, {310 + 11.0 * kActionKinds, 80}, kActionKinds, last_action_,
+                       {40, 80, 220});
+  boards::draw_text(canvas, {300, 40}, 14, ink, render::TextAlign::kCenter, "{}",
+                    mark_goal_ ? "orange: the agent's view   yellow: visited   red: exit   "
+                                 "faint: never seen"
+                               : "orange: the agent's view   yellow: visited   green: start   "
+                                 "faint: never seen");
 }
 
 }  // namespace recur::envs

@@ -44,6 +44,12 @@ class Labyrinth : public Env {
   int state_size() const override { return 2 * cells() + 3; }
   void get_state(std::span<double> out) const override;
 
+  // The maze, 600x600 at 8 fps (POPGym renders nothing; recur's choice): what the agent has seen
+  // (the union of its 3x3 views) dark, the rest of the maze faint, visited cells, the exit, the
+  // agent and its current view outlined; see draw().
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  protected:
   Labyrinth(const char* name, const LabyrinthConfig& config, bool mark_goal);
 
@@ -65,6 +71,10 @@ class Labyrinth : public Env {
     return static_cast<size_t>(p.row * config_.cols() + p.col);
   }
   void count_cells();
+  // POPGym's local_view window around `at`: its top-left cell (3x3 from there, maybe past the
+  // grid's bottom or right edge, where walls pad it).
+  boards::GridPos view_corner(boards::GridPos at) const;
+  bool seen(boards::GridPos p) const;  // inside the view from some visited cell
   void reset_impl(Rng& rng, std::optional<uint64_t> seed) override;
   void set_state_impl(std::span<const double> state) override;
   void observe(std::span<float> obs) const override;

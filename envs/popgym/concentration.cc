@@ -7,6 +7,9 @@
 
 #include "core/error.h"
 #include "envs/popgym/boards_checks.h"
+#include "envs/popgym/boards_render.h"
+#include "envs/popgym/sequences_render.h"
+#include "envs/render/canvas.h"
 
 namespace recur::envs {
 
@@ -132,6 +135,60 @@ void Concentration::set_state_impl(std::span<const double> state) {
   in_play_ = in_play;
   shown_[0] = shown0;
   shown_[1] = shown1;
+}
+
+RenderInfo Concentration::render_info() const {
+  return {boards::kPictureSize, boards::kPictureSize, boards::kPictureFps};
+}
+
+void Concentration::draw(render::Canvas& canvas) const {
+  // The table in position order, 13 cards a row (26 from three decks up), row 0 at the top.
+  const int n = config_.num_cards();
+  const int cols = config_.num_decks <= 2 ? 13 : 26;
+  const int rows = (n + cols - 1) / cols;
+  const double w = std::min(520.0 / cols, 360.0 / rows / 1.3), h = 1.3 * w;
+  const double left = 300 - 0.5 * cols * w, top = 330 + 0.5 * rows * h;
+  const bool colors = config_.deck_type == ConcentrationConfig::kColors;
+  int up = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto at = static_cast<size_t>(i);
+    const double x0 = left + (i % cols) * w + 2, x1 = x0 + w - 4;
+    const double y1 = top - (i / cols) * h - 2, y0 = y1 - h + 4;
+    const render::Vec2 card[] = {{x0, y0}, {x0, y1}, {x1, y1}, {x1, y0}};
+    const render::Vec2 mid{0.5 * (x0 + x1), 0.5 * (y0 + y1)};
+    const bool matched = face_up_[at] != 0;
+    const bool in_play = i == shown_[0] || i == shown_[1];
+    const bool seen = matched || in_play;  // what the observation shows face up
+    up += matched;
+    canvas.fill_polygon(card, seen ? render::Color{250, 248, 240} : render::Color{70, 100, 160});
+    const int value = values_[at];
+    if (colors) {
+      const render::Color red = seen ? render::Color{200, 30, 45} : render::Color{150, 110, 150};
+      const render::Color black = seen ? boards::kInk : render::Color{45, 65, 110};
+      canvas.fill_circle(mid, 0.22 * w, value == 1 ? red : black);
+    } else {
+      canvas.text(mid, popgym::sequences::rank_name(value), 0.42 * h,
+                  seen ? boards::kInk : render::Color{140, 165, 210}, render::TextAlign::kCenter);
+    }
+    // A border says why a card is up: matched for good (green; thick if it matched this step),
+    // or in play this step (orange); face-down cards keep a thin dark one.
+    const render::Color border = matched   ? render::Color{60, 150, 60}
+                                 : in_play ? render::Color{240, 140, 20}
+                                           : boards::kInk;
+    canvas.stroke_polygon(card, border, in_play ? 3 : 1);
+  }
+  const render::Color ink = boards::kInk;
+  boards::draw_text(canvas, {300, 566}, 20, ink, render::TextAlign::kCenter,
+                    "Concentration ({}, {} cards): {} matched", colors ? "colours" : "ranks", n,
+                    up);
+  boards::draw_text(canvas, {300, 80}, 16, ink, render::TextAlign::kCenter, "{}",
+                    in_play_ >= 0 ? "first card of the turn up (orange): find its pair"
+                    : shown_[1] >= 0 && face_up_[static_cast<size_t>(shown_[1])]
+                        ? "turn over: both cards shown are face up (green)"
+                    : shown_[0] >= 0 ? "turn over: the orange cards were shown, then hidden"
+                                     : "no card turned yet");
+  boards::draw_text(canvas, {300, 40}, 14, ink, render::TextAlign::kCenter,
+                    "green: matched   orange: in play   blue: face down (faint: hidden value)");
 }
 
 }  // namespace recur::envs

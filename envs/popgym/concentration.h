@@ -50,6 +50,11 @@ class Concentration final : public Env {
   int state_size() const override { return 2 * config_.num_cards() + 3; }
   void get_state(std::span<double> out) const override;
 
+  // The table, 600x600 at 4 fps (POPGym renders nothing; recur's choice): matched cards face up,
+  // the cards in play this step turned over, the rest face down with their hidden values faint.
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  private:
   void set_state_impl(std::span<const double> state) override;
   void reset_impl(Rng& rng, std::optional<uint64_t> seed) override;

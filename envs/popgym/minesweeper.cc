@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "envs/popgym/boards_checks.h"
+#include "envs/popgym/boards_render.h"
+#include "envs/render/canvas.h"
 
 namespace recur::envs {
 
@@ -105,6 +107,45 @@ void MineSweeper::set_state_impl(std::span<const double> state) {
   count_neighbours();
   clear_left_ = clear;
   last_obs_ = last;
+}
+
+RenderInfo MineSweeper::render_info() const {
+  return {boards::kPictureSize, boards::kPictureSize, boards::kPictureFps};
+}
+
+void MineSweeper::draw(render::Canvas& canvas) const {
+  // Clicked tiles open (white, with the count the click showed); the rest stay grey, the mines
+  // under them faint. Row 0 of the board is the top row.
+  static constexpr render::Color kCountColors[] = {
+      {150, 150, 150}, {30, 60, 200}, {30, 130, 40}, {200, 30, 30}, {80, 20, 140}};
+  const auto board = boards::BoardLayout::fit(config_.rows, config_.cols, {300, 320}, 400, 400);
+  for (int r = 0; r < config_.rows; ++r) {
+    for (int c = 0; c < config_.cols; ++c) {
+      const auto i = static_cast<size_t>(r * config_.cols + c);
+      if (grid_[i] == kViewed) {
+        const int count = neighbours_[i];
+        boards::draw_text(canvas, board.center(r, c), 0.5 * board.cell,
+                          kCountColors[std::min(count, 4)], render::TextAlign::kCenter, "{}",
+                          count);
+        continue;
+      }
+      boards::fill_cell(canvas, board, r, c, {185, 190, 200}, 1);
+      if (grid_[i] == kMine)
+        canvas.fill_circle(board.center(r, c), 0.2 * board.cell, {140, 140, 150});
+    }
+  }
+  boards::draw_grid(canvas, board, {120, 120, 120}, 1);
+  const render::Color ink = boards::kInk;
+  boards::draw_text(canvas, {300, 566}, 20, ink, render::TextAlign::kCenter,
+                    "MineSweeper {}x{}, {} mines: {} of {} clear tiles open", config_.rows,
+                    config_.cols, config_.num_mines, config_.max_episode_length() - clear_left_,
+                    config_.max_episode_length());
+  const int n_obs = config_.num_obs();
+  boards::draw_text(canvas, {290, 80}, 16, ink, render::TextAlign::kRight, "observation: count {}",
+                    last_obs_);
+  boards::draw_one_hot(canvas, {310 + 11.0 * n_obs, 80}, n_obs, last_obs_, {30, 60, 200});
+  boards::draw_text(canvas, {300, 40}, 14, ink, render::TextAlign::kCenter,
+                    "white: clicked (mines in its 3x3)   grey: hidden   faint dot: a mine");
 }
 
 }  // namespace recur::envs

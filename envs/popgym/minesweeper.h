@@ -48,6 +48,11 @@ class MineSweeper final : public Env {
   int state_size() const override { return cells() + 1; }
   void get_state(std::span<double> out) const override;
 
+  // The board, 600x600 at 4 fps (POPGym renders nothing; recur's choice): clicked tiles with
+  // their counts, hidden tiles grey with the mines under them faint, and the last observation.
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  private:
   int cells() const { return config_.rows * config_.cols; }
   void count_neighbours();

@@ -163,13 +163,13 @@ void MujocoRenderer::look_at(const mjData* d, double out[3]) const {
   out[2] = floor_z_;
 }
 
-Vec2 MujocoRenderer::project(const mjData* d, const double world[3], int width,
-                             int height) const {
+Vec2 MujocoRenderer::project(const mjData* d, const double world[3], int width, int height) const {
   double c[3];
   look_at(d, c);
   const double p[3] = {world[0] - c[0], world[1] - c[1], world[2] - c[2]};
   const double scale = width / width_m_;
-  return {width / 2.0 + scale * dot(p, basis_.right), height * anchor_y_ + scale * dot(p, basis_.up)};
+  return {width / 2.0 + scale * dot(p, basis_.right),
+          height * anchor_y_ + scale * dot(p, basis_.up)};
 }
 
 void MujocoRenderer::draw(const mjData* d, Canvas& canvas) {
@@ -214,8 +214,8 @@ void MujocoRenderer::draw_floor(int g, const double c[3], Canvas& canvas) const 
     // Edge-on: a band below the ground line, ticks every 0.2 m and labels every metre.
     const Color band = to_color(geom_rgba(m, g));
     const double bottom = -half_h * 3;
-    const std::array<Vec2, 4> quad = {
-        Vec2{x0 - c[0], z}, Vec2{x1 - c[0], z}, Vec2{x1 - c[0], bottom}, Vec2{x0 - c[0], bottom}};
+    const std::array<Vec2, 4> quad = {Vec2{x0 - c[0], z}, Vec2{x1 - c[0], z},
+                                      Vec2{x1 - c[0], bottom}, Vec2{x0 - c[0], bottom}};
     canvas.fill_polygon(quad, band);
     canvas.line({x0 - c[0], z}, {x1 - c[0], z}, kFloorLine, 2.0);
     const double px_m = canvas.width() / width_m_;
@@ -339,7 +339,8 @@ void MujocoRenderer::draw_geom(const mjData* d, int g, const double c[3], Canvas
           const double t = 2 * std::numbers::pi * i / kCircle;
           double p[3];
           for (int k = 0; k < 3; ++k)
-            p[k] = pos[k] + h * ax[2][k] + size[0] * (std::cos(t) * ax[0][k] + std::sin(t) * ax[1][k]);
+            p[k] =
+                pos[k] + h * ax[2][k] + size[0] * (std::cos(t) * ax[0][k] + std::sin(t) * ax[1][k]);
           const Vec2 v = view(p);
           points[static_cast<size_t>(end * kCircle + i)] = v;
           if (h * facing > 0) cap[static_cast<size_t>(i)] = v;
@@ -367,7 +368,8 @@ void MujocoRenderer::draw_geom(const mjData* d, int g, const double c[3], Canvas
       }
       // A light from the camera's upper left.
       double light[3];
-      for (int i = 0; i < 3; ++i) light[i] = -basis_.forward[i] + 0.5 * basis_.up[i] - 0.3 * basis_.right[i];
+      for (int i = 0; i < 3; ++i)
+        light[i] = -basis_.forward[i] + 0.5 * basis_.up[i] - 0.3 * basis_.right[i];
       const double light_norm = std::sqrt(dot(light, light));
       for (int k = 0; k < 3; ++k) {
         for (int sign = -1; sign <= 1; sign += 2) {

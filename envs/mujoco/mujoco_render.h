@@ -39,8 +39,8 @@ namespace recur::envs {
 struct MujocoView {
   enum class Kind { kAuto, kSide, kTop, kOblique };
   Kind kind = Kind::kAuto;
-  double width_m = 0;           // metres across the frame; 0 = from the model's extent
-  double elevation_deg = -45;   // of the oblique view
+  double width_m = 0;          // metres across the frame; 0 = from the model's extent
+  double elevation_deg = -45;  // of the oblique view
 };
 
 class MujocoRenderer {
@@ -67,10 +67,10 @@ class MujocoRenderer {
   MujocoView::Kind kind_;
   Basis basis_{};
   double width_m_ = 0;
-  double floor_z_ = 0;   // the highest floor plane's z: the camera's fixed height
-  double anchor_y_ = 0.5;  // where the camera's point sits, as a fraction of the height
-  std::vector<int> order_;       // geoms to draw, sorted far to near
-  std::vector<double> depth_;    // per geom
+  double floor_z_ = 0;         // the highest floor plane's z: the camera's fixed height
+  double anchor_y_ = 0.5;      // where the camera's point sits, as a fraction of the height
+  std::vector<int> order_;     // geoms to draw, sorted far to near
+  std::vector<double> depth_;  // per geom
 };
 
 }  // namespace recur::envs

@@ -45,9 +45,9 @@ TEST_CASE("mujoco render: Gymnasium's 480 x 480 at round(1 / dt) fps") {
     int fps;
   };
   // dt = timestep * frame_skip: 0.01 * 5, 0.002 * 4, 0.002 * 4, 0.01 * 5.
-  for (const Case& c : {Case{"HalfCheetah-v5", 20}, Case{"HalfCheetah-v4", 20},
-                        Case{"Hopper-v5", 125}, Case{"Walker2d-v4", 125}, Case{"Ant-v5", 20},
-                        Case{"Ant-P-v4", 20}}) {
+  for (const Case& c :
+       {Case{"HalfCheetah-v5", 20}, Case{"HalfCheetah-v4", 20}, Case{"Hopper-v5", 125},
+        Case{"Walker2d-v4", 125}, Case{"Ant-v5", 20}, Case{"Ant-P-v4", 20}}) {
     CAPTURE(c.id);
     const auto info = recur::envs::make(c.id)->render_info();
     CHECK(info.width == 480);

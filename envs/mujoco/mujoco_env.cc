@@ -150,6 +150,15 @@ void MujocoEnv::get_state(std::span<double> out) const {
   }
 }
 
+RenderInfo MujocoEnv::render_info() const {
+  return {.width = 480, .height = 480, .fps = static_cast<int>(std::nearbyint(1.0 / dt_))};
+}
+
+void MujocoEnv::draw(render::Canvas& canvas) const {
+  if (!renderer_) renderer_ = std::make_unique<MujocoRenderer>(model_.get(), view_);
+  renderer_->draw(data_, canvas);
+}
+
 void MujocoEnv::set_state_impl(std::span<const double> state) {
   const auto s = static_cast<size_t>(integration_size_);
   const double flag = state[s];

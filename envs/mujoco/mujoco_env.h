@@ -34,6 +34,7 @@
 
 #include "core/options.h"
 #include "envs/env.h"
+#include "envs/mujoco/mujoco_render.h"
 
 struct mjModel_;  // <mujoco/mjmodel.h>; users of this header need no MuJoCo headers
 struct mjData_;
@@ -84,6 +85,11 @@ class MujocoEnv : public Env {
   int state_size() const final { return 2 * integration_size_ + 1; }
   void get_state(std::span<double> out) const final;
 
+  // Rendering (envs/mujoco/mujoco_render.h): 480 x 480 as Gymnasium's MujocoEnv, at
+  // round(1 / dt) fps (its metadata["render_fps"]).
+  RenderInfo render_info() const override;
+  void draw(render::Canvas& canvas) const override;
+
  protected:
   MujocoEnv(const MujocoLayout& layout, const MujocoConfig& config, ObsBlocks blocks);
 
@@ -102,6 +108,8 @@ class MujocoEnv : public Env {
   mjData_* data() { return data_; }
   const mjData_* data() const { return data_; }
   double reset_noise_scale() const { return reset_noise_scale_; }
+  // The camera of draw(); the default (kAuto) picks it from the model. Set it in the constructor.
+  void set_view(MujocoView view) { view_ = view; }
 
   // Writes the observation blocks that part() shows, in order, as float32.
   class ObsWriter {
@@ -140,6 +148,8 @@ class MujocoEnv : public Env {
   int integration_size_ = 0;
   std::vector<double> before_last_step_;  // integration state before the last physics step
   bool stepped_ = false;                  // the flag of get_state
+  MujocoView view_;
+  mutable std::unique_ptr<MujocoRenderer> renderer_;  // made by the first draw()
 };
 
 }  // namespace recur::envs

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "envs/registry.h"
+#include "envs/render/renderer.h"
 
 namespace {
 using recur::Options;
@@ -334,4 +335,24 @@ TEST_CASE("POPGym board envs: state round trips, bad states and bad options are 
   auto tall = make("LabyrinthEscapeEasy-v0", Options{}.set("maze_height", "14"));
   tall->reset(0);
   CHECK(tall->state_size() == 2 * 15 * 11 + 3);
+}
+
+TEST_CASE("POPGym board pictures show the hidden truth, not only what the agent sees") {
+  // Two resets give the agent the same first observation but different hidden boards (ships,
+  // deck, mines, maze): the pictures must differ, since they draw the truth faintly.
+  for (const char* id : {"BattleshipEasy-v0", "ConcentrationEasy-v0", "MineSweeperEasy-v0",
+                         "LabyrinthEscapeEasy-v0", "LabyrinthExploreEasy-v0"}) {
+    CAPTURE(id);
+    auto a = make(id), b = make(id);
+    const auto first_a = a->reset(1);
+    const std::vector<float> obs_a(first_a.begin(), first_a.end());
+    const auto first_b = b->reset(2);
+    const std::vector<float> obs_b(first_b.begin(), first_b.end());
+    recur::envs::render::Renderer ra(*a), rb(*b);
+    const auto& fa = ra.render(*a);
+    const auto& fb = rb.render(*b);
+    REQUIRE(fa.pixels.size() == fb.pixels.size());
+    if (std::string(id).find("Labyrinth") == std::string::npos) CHECK(obs_a == obs_b);
+    CHECK(fa.pixels != fb.pixels);
+  }
 }

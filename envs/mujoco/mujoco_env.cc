@@ -39,6 +39,7 @@ Space ctrl_range_space(const mjModel* m) {
 MujocoConfig MujocoConfig::read(OptionReader& options, const std::string& env,
                                 MujocoConfig defaults) {
   MujocoConfig c = std::move(defaults);
+  c.xml_file = options.get_string("xml_file", c.xml_file);
   c.frame_skip = static_cast<int>(options.get_int("frame_skip", c.frame_skip));
   c.reset_noise_scale = options.get_double("reset_noise_scale", c.reset_noise_scale);
   RECUR_CHECK(c.frame_skip >= 1 && c.frame_skip <= 1000,

@@ -60,8 +60,7 @@ struct MujocoConfig {
   double reset_noise_scale = 0;  // scale of the noise added to qpos/qvel at reset
   ObsPart part = ObsPart::kFull;
 
-  // Reads frame_skip and reset_noise_scale over `defaults` (the env's), and checks them.
-  // xml_file is not an option yet: OptionReader reads no strings (see envs/mujoco/register.cc).
+  // Reads xml_file, frame_skip and reset_noise_scale over `defaults` (the env's), and checks them.
   static MujocoConfig read(OptionReader& options, const std::string& env, MujocoConfig defaults);
 };
 

@@ -18,15 +18,31 @@ void add_envs_command(CLI::App& app, int& exit_code) {
     load_cli_plugins(*plugins);
     const auto& reg = envs::registry();
     for (const auto& spec : reg.specs()) {
-      const auto env = reg.make(spec.id);
       const std::string limit =
           spec.max_episode_steps ? std::to_string(spec.max_episode_steps) : std::string("none");
       const std::string threshold =
           spec.reward_threshold ? fmt::format("{:g}", *spec.reward_threshold) : std::string("none");
+      if (!spec.available) {
+        // Registered, but this build lacks what the env needs (MuJoCo's envs without MuJoCo):
+        // it cannot be made, so there are no spaces to show; its summary says what it needs.
+        if (*json) {
+          fmt::print(
+              "{{\"id\": \"{}\", \"family\": \"{}\", \"available\": false, \"summary\": "
+              "\"{}\", \"max_episode_steps\": {}, \"reward_threshold\": {}}}\n",
+              spec.id, spec.family, spec.summary, spec.max_episode_steps,
+              spec.reward_threshold ? fmt::format("{}", *spec.reward_threshold) : "null");
+        } else {
+          fmt::print("{}  [{}]  unavailable\n  {}\n  max steps {}, reward threshold {}\n\n",
+                     spec.id, spec.family, spec.summary, limit, threshold);
+        }
+        continue;
+      }
+      const auto env = reg.make(spec.id);
       const envs::RenderInfo render = env->render_info();
       if (*json) {
         fmt::print(
-            "{{\"id\": \"{}\", \"family\": \"{}\", \"observation_space\": \"{}\", "
+            "{{\"id\": \"{}\", \"family\": \"{}\", \"available\": true, \"observation_space\": "
+            "\"{}\", "
             "\"action_space\": \"{}\", \"max_episode_steps\": {}, \"reward_threshold\": {}, "
             "\"render_fps\": {}, \"render_width\": {}, \"render_height\": {}, \"source\": "
             "\"{}\"}}\n",

@@ -141,6 +141,38 @@ TEST_CASE("mujoco: bad model files are errors naming the file") {
 #endif
 }
 
+TEST_CASE("mujoco: the xml_file option picks the model, and bad files are errors") {
+#ifndef RECUR_HAVE_MUJOCO
+  recur::test::skip("recur was built without MuJoCo (RECUR_MUJOCO)");
+#else
+  recur::test::TempDir dir("mujoco");
+  const std::string ant_path =
+      dynamic_cast<const recur::envs::MujocoEnv&>(*recur::envs::make("Ant-v5")).model_path();
+  // A copy of Gymnasium's file elsewhere: the env reads that copy.
+  const fs::path copy = dir.path / "my_ant.xml";
+  fs::copy_file(ant_path, copy);
+  auto env = recur::envs::make("Ant-v4", recur::Options{}.set("xml_file", copy.string()));
+  CHECK(dynamic_cast<const recur::envs::MujocoEnv&>(*env).model_path() == copy.string());
+  // Missing: the path, every place searched, and how to install Gymnasium's files.
+  const fs::path missing = dir.path / "nothing.xml";
+  std::string message = error_of(
+      [&] { recur::envs::make("Hopper-v5", recur::Options{}.set("xml_file", missing.string())); });
+  CHECK(message.find(missing.string()) != std::string::npos);
+  CHECK(message.find("pip install") != std::string::npos);
+  // Corrupt: MuJoCo's parser message with the file.
+  const fs::path corrupt = dir.path / "corrupt.xml";
+  std::ofstream(corrupt) << "<mujoco><worldbody><body></mujoco";
+  message = error_of([&] {
+    recur::envs::make("Walker2d-v4", recur::Options{}.set("xml_file", corrupt.string()));
+  });
+  CHECK(message.find("corrupt.xml") != std::string::npos);
+  CHECK(message.find("cannot load") != std::string::npos);
+  // Empty text is an error naming the option.
+  message = error_of([] { recur::envs::make("Ant-v5", recur::Options{}.set("xml_file", "")); });
+  CHECK(message.find("xml_file") != std::string::npos);
+#endif
+}
+
 TEST_CASE("mujoco: a NaN action is rejected and MuJoCo writes no MUJOCO_LOG.TXT") {
 #ifndef RECUR_HAVE_MUJOCO
   recur::test::skip("recur was built without MuJoCo (RECUR_MUJOCO)");

@@ -47,6 +47,7 @@ py::dict spec_dict(const std::string& id) {
   d["max_episode_steps"] = spec.max_episode_steps;
   d["reward_threshold"] = spec.reward_threshold ? py::cast(*spec.reward_threshold) : py::none();
   d["summary"] = spec.summary;
+  d["available"] = spec.available;  // false: this build lacks what it needs (MuJoCo)
   return d;
 }
 
@@ -73,7 +74,8 @@ void bind_envs(py::module_& m) {
       py::arg("seed"), py::arg("index"),
       "The seed VectorEnv.reset(seed) gives env `index` (recur's SplitMix64 derivation).");
   m.def("env_spec", &spec_dict, py::arg("env_id"),
-        "The registration of an env id: time limit, reward threshold, family, summary.");
+        "The registration of an env id: time limit, reward threshold, family, summary, and "
+        "whether this build can make it (available).");
 
   py::class_<PyEnv>(m, "Env", "One recur env (envs::Env); recur.make wraps it for Gymnasium.")
       .def(py::init([](const std::string& id, const std::map<std::string, std::string>& options) {

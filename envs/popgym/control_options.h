@@ -15,8 +15,10 @@
 namespace recur::envs {
 
 // The episode length in steps: max_episode_steps (or `registered`, the id's time limit), which
-// max_episode_length may repeat. Throws recur::Error naming `id` when they differ or the length
-// is not in [1, 1e9] (the reward divides by it, so 0 = "no limit" is not allowed here).
+// max_episode_length may repeat. With max_episode_steps 0 (recur applies no limit; an outer
+// TimeLimit does, as gymnasium.make's) it is max_episode_length, or `registered`: the reward
+// still divides by it. Throws recur::Error naming `id` when the two differ or the length is not
+// in [1, 1e9].
 int read_max_episode_length(OptionReader& options, int registered, std::string_view id);
 
 // noise_sigma: the standard deviation of the observation noise; finite and >= 0.

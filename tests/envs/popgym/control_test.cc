@@ -272,9 +272,15 @@ TEST_CASE("POPGym control: options") {
   CHECK_THROWS_WITH_AS(
       make("PositionOnlyPendulumEasy-v0", Options{}.set("max_episode_length", "50")),
       doctest::Contains("give max_episode_steps=50"), recur::Error);
-  CHECK_THROWS_WITH_AS(make("VelocityOnlyCartPoleHard-v0", Options{}.set("max_episode_steps", "0")),
-                       doctest::Contains("VelocityOnlyCartPoleHard-v0: max_episode_steps = 0"),
-                       recur::Error);
+  // No limit in recur (an outer TimeLimit applies, as gymnasium.make does): the reward stays
+  // POPGym's 1/length of the registered length, and the env does not truncate itself.
+  auto unlimited = make("VelocityOnlyCartPoleHard-v0", Options{}.set("max_episode_steps", "0"));
+  CHECK(unlimited->max_episode_steps() == 0);
+  unlimited->reset(0);
+  CHECK(unlimited->step(a).reward == 1.0 / 600);
+  CHECK_THROWS_WITH_AS(
+      make("VelocityOnlyCartPoleHard-v0", Options{}.set("max_episode_length", "0")),
+      doctest::Contains("give max_episode_steps=0"), recur::Error);
   auto quieter = make("NoisyPositionOnlyCartPoleEasy-v0", Options{}.set("noise_sigma", "0"));
   auto o = quieter->reset(4);
   const auto s = state_of(*quieter);

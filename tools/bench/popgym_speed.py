@@ -68,7 +68,8 @@ def main() -> None:
     rows = []
     for cls, spec in popgym.envs.ALL.items():
         ref_id = spec["id"]
-        name = ref_id.removeprefix("popgym-")
+        # POPGym spells one id VelocityOnlyCartpole; recur uses the class name, ...CartPole.
+        name = ref_id.removeprefix("popgym-").replace("Cartpole", "CartPole")
         if args.difficulty != "all" and args.difficulty not in name:
             continue
         py = python_steps_per_s(cls, args.seconds)

@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
-
-#include <fmt/format.h>
 
 #include "core/error.h"
+#include "envs/popgym/sequences_render.h"
 #include "envs/render/canvas.h"
 
 namespace recur::envs {
@@ -14,81 +12,20 @@ namespace {
 constexpr int kDeckSize = 52;
 constexpr int kSuits = 4;
 
+using popgym::sequences::CardFace;
+using popgym::sequences::draw_text;
 using render::Color;
 using render::Vec2;
 
-// A suit symbol of half-height `size` px centred at `at`, from unit shapes (spans about +-1).
-void draw_suit(render::Canvas& canvas, int suit, Vec2 at, double size) {
-  const bool red = suit == 1 || suit == 3;
-  const Color color = red ? Color{200, 30, 45} : Color{20, 20, 20};
-  canvas.push();
-  canvas.translate(at);
-  canvas.scale(size, size);
-  const Vec2 stem[] = {{0, -0.1}, {-0.32, -0.95}, {0.32, -0.95}};
-  switch (suit) {
-    case 0: {  // spades: an upside-down heart on a stem
-      const Vec2 top[] = {{-0.9, -0.1}, {0.9, -0.1}, {0, 1.0}};
-      canvas.fill_polygon(top, color);
-      canvas.fill_circle({-0.44, -0.26}, 0.47, color);
-      canvas.fill_circle({0.44, -0.26}, 0.47, color);
-      canvas.fill_polygon(stem, color);
-      break;
-    }
-    case 1: {  // diamonds
-      const Vec2 diamond[] = {{0, 1}, {0.72, 0}, {0, -1}, {-0.72, 0}};
-      canvas.fill_polygon(diamond, color);
-      break;
-    }
-    case 2:  // clubs: three leaves on a stem
-      canvas.fill_circle({0, 0.48}, 0.4, color);
-      canvas.fill_circle({-0.46, -0.14}, 0.4, color);
-      canvas.fill_circle({0.46, -0.14}, 0.4, color);
-      canvas.fill_circle({0, 0.08}, 0.25, color);
-      canvas.fill_polygon(stem, color);
-      break;
-    default: {  // hearts
-      const Vec2 bottom[] = {{-0.98, 0.16}, {0.98, 0.16}, {0, -1.0}};
-      canvas.fill_polygon(bottom, color);
-      canvas.fill_circle({-0.48, 0.32}, 0.52, color);
-      canvas.fill_circle({0.48, 0.32}, 0.52, color);
-      break;
-    }
-  }
-  canvas.pop();
-}
-
-// A 140x196 px card centred at `at`: the suit face up, or the back when suit < 0.
+// The card at `at`: the suit face up, or the back when suit < 0 (not dealt yet).
 void draw_card(render::Canvas& canvas, int suit, Vec2 at) {
-  constexpr double kHalfW = 70, kHalfH = 98;
-  const Vec2 outline[] = {{at.x - kHalfW, at.y - kHalfH},
-                          {at.x - kHalfW, at.y + kHalfH},
-                          {at.x + kHalfW, at.y + kHalfH},
-                          {at.x + kHalfW, at.y - kHalfH}};
   if (suit < 0) {
-    canvas.fill_polygon(outline, {52, 84, 150});
-    const Vec2 inner[] = {{at.x - kHalfW + 10, at.y - kHalfH + 10},
-                          {at.x - kHalfW + 10, at.y + kHalfH - 10},
-                          {at.x + kHalfW - 10, at.y + kHalfH - 10},
-                          {at.x + kHalfW - 10, at.y - kHalfH + 10}};
-    canvas.stroke_polygon(inner, {200, 210, 235}, 2);
-    canvas.text(at, "?", 48, {200, 210, 235}, render::TextAlign::kCenter);
-  } else {
-    canvas.fill_polygon(outline, {250, 248, 240});
-    draw_suit(canvas, suit, at, 46);
-    draw_suit(canvas, suit, {at.x - kHalfW + 18, at.y + kHalfH - 20}, 11);
-    draw_suit(canvas, suit, {at.x + kHalfW - 18, at.y - kHalfH + 20}, 11);
+    popgym::sequences::draw_card_back(canvas, at);
+    return;
   }
-  canvas.stroke_polygon(outline, render::kBlack, 2);
-}
-
-// Text formatted into a stack buffer (rendering allocates nothing).
-template <typename... Args>
-void draw_text(render::Canvas& canvas, Vec2 at, double size, fmt::format_string<Args...> format,
-               Args&&... args) {
-  char buffer[128];
-  const auto out = fmt::format_to_n(buffer, sizeof(buffer), format, std::forward<Args>(args)...);
-  canvas.text(at, {buffer, std::min(out.size, sizeof(buffer))}, size, render::kBlack,
-              render::TextAlign::kCenter);
+  CardFace face;
+  face.suit = suit;
+  popgym::sequences::draw_card(canvas, at, face);
 }
 }  // namespace
 
@@ -177,11 +114,7 @@ void RepeatPrevious::draw(render::Canvas& canvas) const {
   draw_text(canvas, {right.x, right.y - 152}, 14, "(the observation)");
 
   // How far through the deck the episode is (a bar, so the picture moves without fonts too).
-  const double done = 100 + 400.0 * dealt_ / num_cards();
-  const Vec2 bar[] = {{100, 14}, {100, 24}, {done, 24}, {done, 14}};
-  canvas.fill_polygon(bar, {90, 90, 90});
-  const Vec2 track[] = {{100, 14}, {100, 24}, {500, 24}, {500, 14}};
-  canvas.stroke_polygon(track, {90, 90, 90}, 1);
+  popgym::sequences::draw_progress(canvas, static_cast<double>(dealt_) / num_cards());
 
   // An arrow from the older card to the newer one.
   const Color grey{110, 110, 110};

@@ -25,17 +25,14 @@ HumanoidConfig HumanoidConfig::read(OptionReader& options, const std::string& en
   HumanoidConfig c;
   c.v5 = v5;
   c.mujoco = MujocoConfig::read(options, env, c.mujoco);
-  c.forward_reward_weight = options.get_double("forward_reward_weight", c.forward_reward_weight);
-  c.ctrl_cost_weight = options.get_double("ctrl_cost_weight", c.ctrl_cost_weight);
-  if (v5) c.contact_cost_weight = options.get_double("contact_cost_weight", c.contact_cost_weight);
-  c.healthy_reward = options.get_double("healthy_reward", c.healthy_reward);
+  c.forward_reward_weight =
+      read_weight(options, env, "forward_reward_weight", c.forward_reward_weight);
+  c.ctrl_cost_weight = read_weight(options, env, "ctrl_cost_weight", c.ctrl_cost_weight);
+  if (v5)
+    c.contact_cost_weight = read_weight(options, env, "contact_cost_weight", c.contact_cost_weight);
+  c.healthy_reward = read_weight(options, env, "healthy_reward", c.healthy_reward);
   c.terminate_when_unhealthy =
       options.get_bool("terminate_when_unhealthy", c.terminate_when_unhealthy);
-  for (const auto& [name, value] : {std::pair{"forward_reward_weight", c.forward_reward_weight},
-                                    std::pair{"ctrl_cost_weight", c.ctrl_cost_weight},
-                                    std::pair{"contact_cost_weight", c.contact_cost_weight},
-                                    std::pair{"healthy_reward", c.healthy_reward}})
-    RECUR_CHECK(std::isfinite(value), "env {}: {} = {}; use a finite number", env, name, value);
   return c;
 }
 

@@ -25,9 +25,7 @@ InvertedDoublePendulumConfig InvertedDoublePendulumConfig::read(OptionReader& op
   InvertedDoublePendulumConfig c;
   c.v5 = v5;
   c.mujoco = MujocoConfig::read(options, env, c.mujoco);
-  c.healthy_reward = options.get_double("healthy_reward", c.healthy_reward);
-  RECUR_CHECK(std::isfinite(c.healthy_reward), "env {}: healthy_reward = {}; use a finite number",
-              env, c.healthy_reward);
+  c.healthy_reward = read_weight(options, env, "healthy_reward", c.healthy_reward);
   return c;
 }
 

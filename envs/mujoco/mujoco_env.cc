@@ -36,6 +36,13 @@ Space ctrl_range_space(const mjModel* m) {
 
 }  // namespace
 
+double read_weight(OptionReader& options, const std::string& env, const std::string& key,
+                   double fallback) {
+  const double value = options.get_double(key, fallback);
+  RECUR_CHECK(std::isfinite(value), "env {}: {} = {}; use a finite number", env, key, value);
+  return value;
+}
+
 MujocoConfig MujocoConfig::read(OptionReader& options, const std::string& env,
                                 MujocoConfig defaults) {
   MujocoConfig c = std::move(defaults);

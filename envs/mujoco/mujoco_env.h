@@ -54,6 +54,11 @@ struct MujocoLayout {
 };
 
 // The options every MuJoCo env takes (Gymnasium v5's keyword arguments of the same names).
+// A reward weight option (forward_reward_weight, healthy_reward, ...): `fallback` when absent;
+// a value that is not finite throws recur::Error naming `env` and the key.
+double read_weight(OptionReader& options, const std::string& env, const std::string& key,
+                   double fallback);
+
 struct MujocoConfig {
   std::string xml_file;  // "" = Gymnasium's model (model_cache.h says where it is looked up)
   int frame_skip = 1;    // physics steps per env step

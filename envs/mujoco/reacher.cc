@@ -33,11 +33,9 @@ ReacherConfig ReacherConfig::read(OptionReader& options, const std::string& env,
               "env {}: Reacher takes no reset_noise_scale (Gymnasium's Reacher has a fixed reset "
               "distribution); leave it out",
               env);
-  c.reward_dist_weight = options.get_double("reward_dist_weight", c.reward_dist_weight);
-  c.reward_control_weight = options.get_double("reward_control_weight", c.reward_control_weight);
-  for (const auto& [name, value] : {std::pair{"reward_dist_weight", c.reward_dist_weight},
-                                    std::pair{"reward_control_weight", c.reward_control_weight}})
-    RECUR_CHECK(std::isfinite(value), "env {}: {} = {}; use a finite number", env, name, value);
+  c.reward_dist_weight = read_weight(options, env, "reward_dist_weight", c.reward_dist_weight);
+  c.reward_control_weight =
+      read_weight(options, env, "reward_control_weight", c.reward_control_weight);
   return c;
 }
 

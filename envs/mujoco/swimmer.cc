@@ -17,11 +17,9 @@ constexpr MujocoLayout kLayout{"Swimmer", "swimmer.xml", 5, 5, 2, 4};
 SwimmerConfig SwimmerConfig::read(OptionReader& options, const std::string& env) {
   SwimmerConfig c;
   c.mujoco = MujocoConfig::read(options, env, c.mujoco);
-  c.forward_reward_weight = options.get_double("forward_reward_weight", c.forward_reward_weight);
-  c.ctrl_cost_weight = options.get_double("ctrl_cost_weight", c.ctrl_cost_weight);
-  for (const auto& [name, value] : {std::pair{"forward_reward_weight", c.forward_reward_weight},
-                                    std::pair{"ctrl_cost_weight", c.ctrl_cost_weight}})
-    RECUR_CHECK(std::isfinite(value), "env {}: {} = {}; use a finite number", env, name, value);
+  c.forward_reward_weight =
+      read_weight(options, env, "forward_reward_weight", c.forward_reward_weight);
+  c.ctrl_cost_weight = read_weight(options, env, "ctrl_cost_weight", c.ctrl_cost_weight);
   return c;
 }
 

@@ -141,7 +141,22 @@ def _cuda_available():
 # Vector envs: all three give SAME_STEP autoreset and the (obs, reward, term, trunc, final_obs)
 # arrays the trainer needs, final_obs a dense array (rows valid where term | trunc).
 
+def stub_pygame():
+    """Gymnasium's box2d package imports pygame (CarRacing's renderer) even for LunarLander, which
+    needs it only to render: without pygame (the device image has none, and its wheel is 14 MB of
+    the 64 MiB carry) an empty module stands in, so `gymnasium.make("LunarLander-v3")` works."""
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        import types
+        stub = types.ModuleType("pygame")
+        stub.gfxdraw = types.ModuleType("pygame.gfxdraw")
+        sys.modules.setdefault("pygame", stub)
+        sys.modules.setdefault("pygame.gfxdraw", stub.gfxdraw)
+
+
 def _same_step_gym_vec(env_id, n):
+    stub_pygame()
     import gymnasium as gym
     return gym.make_vec(env_id, num_envs=n, vectorization_mode="sync",
                         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP})

@@ -27,15 +27,19 @@ reward_scale) and its learner's env-step count (`runner.env_steps`). The clock s
 on_start (the worker processes launched; envs and the model are built after it), and again at
 the first learner report (`first_learn_s`), so both 'with start-up' and 'after the first update'
 times are given. Time to target: when the mean of the last --target-window episode returns first
-reaches --target (200), wall seconds and env steps; --stop-at-target stops SF there. env steps/s
-= learner env steps / wall; steady = from the first learner report to the end. SF's own report
+reaches --target (200), wall seconds and env steps; --stop-at-target stops SF there, and
+--max-seconds after that long (SF 2.1.1's train_for_seconds never fires). env steps/s = the
+learner's env steps at its last training step / the wall time to it; steady = the same from the
+first training step (start-up and the first batch excluded). SF's own report
 (every 5 s: "Fps is (10 sec ...)", "Avg episode reward") is printed as usual; its averaged timing
 stats (runner.avg_stats) go into the result as sf_timing. Last line `RESULT {json}`, the fields
 of tools/bench/peers/cleanrl_lstm_ppo.py where they mean the same.
 
 Dependencies: sample-factory 2.1.1 pins numpy<2 and gymnasium<1, but LunarLander-v3 exists only in
 Gymnasium >= 1.0; SF is installed with --no-deps and runs on numpy 2 / Gymnasium 1.2.2 (checked on
-CPU: this script end to end). Needed beside torch: sample-factory, signal-slot-mp, faster-fifo,
+CPU: this script end to end). Two SF 2.1.1 bugs are patched at import (in every SF process):
+a NumPy >= 2.3 failure writing policy outputs (patch_sf_for_numpy2) and separate actor/critic
+LSTMs failing in the learner (patch_sf_separate_rnn); each says why beside its code. Needed beside torch: sample-factory, signal-slot-mp, faster-fifo,
 colorlog, tensorboardX, gymnasium, farama-notifications, box2d, opencv(-headless), psutil,
 threadpoolctl, filelock (tools/gpu/peers_wheels.sh).
 
@@ -93,7 +97,39 @@ def patch_sf_for_numpy2():
     td.TensorDict._peer_patched = True
 
 
+def patch_sf_separate_rnn():
+    """SF 2.1.1's ActorCriticSeparateWeights._core_rnn splits its input with `.chunk`, which the
+    learner's input, a PackedSequence (whole sequences for BPTT), does not have: with
+    actor_critic_share_weights False and use_rnn True every learner step raises AttributeError.
+    Here the packed data is split the same way (actor's encoder output first, critic's second),
+    each core runs on its own PackedSequence with the same batch sizes and indices, and the
+    outputs are joined again, which is what the tensor branch does per step."""
+    try:
+        from sample_factory.model import actor_critic as ac
+    except ImportError:
+        return
+    if getattr(ac.ActorCriticSeparateWeights, "_peer_patched", False):
+        return
+    original = ac.ActorCriticSeparateWeights._core_rnn
+
+    def core_rnn(self, head_output, rnn_states):
+        if torch.is_tensor(head_output):
+            return original(self, head_output, rnn_states)
+        n = len(self.cores)
+        outputs, new_states = [], []
+        for core, data, state in zip(self.cores, head_output.data.chunk(n, dim=1),
+                                     rnn_states.chunk(n, dim=1)):
+            out, new_state = core(head_output._replace(data=data), state)
+            outputs.append(out.data)
+            new_states.append(new_state)
+        return head_output._replace(data=torch.cat(outputs, dim=1)), torch.cat(new_states, dim=1)
+
+    ac.ActorCriticSeparateWeights._core_rnn = core_rnn
+    ac.ActorCriticSeparateWeights._peer_patched = True
+
+
 patch_sf_for_numpy2()  # at import: SF's spawned processes import this file too
+patch_sf_separate_rnn()
 
 
 def stub_pygame():
@@ -163,7 +199,9 @@ def parse_args(argv):
     p.add_argument("--target", type=float, default=200.0)
     p.add_argument("--target-window", type=int, default=100)
     p.add_argument("--stop-at-target", action="store_true")
-    p.add_argument("--max-seconds", type=int, default=10**10, help="SF's train_for_seconds")
+    p.add_argument("--max-seconds", type=float, default=math.inf,
+                   help="stop SF after this long from its start (SF 2.1.1's own train_for_seconds "
+                        "never fires: its runner never advances total_train_seconds)")
     p.add_argument("--device", choices=["gpu", "cuda", "cpu"], default="gpu")
     p.add_argument("--tf32", choices=["on", "off"], default="off")
     p.add_argument("--seed", type=int, default=0)
@@ -199,7 +237,7 @@ def sf_argv(args, train_dir):
         "--with_vtrace=False", "--value_bootstrap=True", "--normalize_input=True",
         "--normalize_returns=True", f"--async_rl={not args.sync}",
         f"--train_for_env_steps={args.total_steps}",
-        f"--train_for_seconds={args.max_seconds}", f"--stats_avg={args.target_window}",
+        f"--stats_avg={args.target_window}",
         "--save_every_sec=100000", "--save_best_every_sec=100000", "--restart_behavior=overwrite",
         "--experiment_summaries_interval=100000", "--decorrelate_envs_on_one_worker=True",
     ]
@@ -235,7 +273,8 @@ def main(argv=None):
     cfg, runner = make_runner(cfg)
 
     recent = deque(maxlen=args.target_window)
-    clock = dict(start=None, first_learn=None, first_learn_steps=0, hit=None, episodes=0, stop=None)
+    clock = dict(start=None, first_learn=None, first_learn_steps=0, hit=None, episodes=0,
+                 timed_out=False, last_learn=None, last_steps=0)
 
     def total_steps(r):
         return sum(r.env_steps.values())
@@ -265,20 +304,24 @@ def main(argv=None):
             clock["start"] = time.perf_counter()
 
         def on_training_step(self, r, iteration):
+            now = time.perf_counter()
             if clock["first_learn"] is None and total_steps(r) > 0:
-                clock["first_learn"] = time.perf_counter()
+                clock["first_learn"] = now
                 clock["first_learn_steps"] = total_steps(r)
-
-        def on_stop(self, r):
-            clock["stop"] = time.perf_counter()
+            clock["last_learn"], clock["last_steps"] = now, total_steps(r)
+            if now - clock["start"] > args.max_seconds and not clock["timed_out"]:
+                clock["timed_out"] = True
+                print(f"sample_factory_lunar: --max-seconds {args.max_seconds:g} reached", flush=True)
+                r._stop_training()
 
     runner.register_observer(Clock())
     runner.register_episodic_stats_handler(on_episode)
     status = runner.init()
     if status == ExperimentStatus.SUCCESS:
         status = runner.run()
-    end = clock["stop"] or time.perf_counter()
-    steps = total_steps(runner)
+    # The learner's env-step count moves at training steps: throughput is timed to the last one.
+    end = clock["last_learn"] or time.perf_counter()
+    steps = clock["last_steps"]
     wall = end - (clock["start"] or end)
     steady = None
     if clock["first_learn"] and steps > clock["first_learn_steps"]:
@@ -290,7 +333,8 @@ def main(argv=None):
         num_envs=args.num_envs, workers=args.workers, rollout=args.rollout, encoder=args.encoder,
         hidden=args.hidden, shared_core=args.shared_core, head=args.head, epochs=args.epochs,
         minibatches=args.minibatches, async_rl=not args.sync, device=args.device, tf32=args.tf32,
-        torch=torch.__version__, seed=args.seed, status=int(status), env_steps=steps,
+        torch=torch.__version__, seed=args.seed, status=int(status), timed_out=clock["timed_out"],
+        env_steps=steps,
         wall_s=round(wall, 3), env_steps_per_s=round(steps / wall, 1) if wall > 0 else None,
         env_steps_per_s_steady=round(steady, 1) if steady else None,
         first_learn_s=round(clock["first_learn"] - clock["start"], 3) if clock["first_learn"] else None,

@@ -91,6 +91,15 @@ if [[ $parts == *,recur,* ]]; then
       --modes sync,async --devices cuda/cuda "${fast[@]}"
     row recur-fast-bench-tf32 40 90 $R bin/recur --log-level warn bench train "$cfg" --updates 10 \
       --modes sync --devices cuda/cuda "${fast[@]}" --set device.cudnn_math=tf32
+    # The peers' target is the mean of the last 100 training episodes; recur's progress.csv has
+    # the same (return_mean, SB3's ep_rew_mean): its first row >= 200 is the like-for-like time.
+    for f in "$out"/runs/*/progress.csv; do
+      [[ -f $f ]] || continue
+      cp "$f" "$out/recur-gpu-target-progress.csv"
+      awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["return_mean"] >= 200 { printf "   recur training-episode mean >= 200: env_steps %s time_s %s return_mean %s\n", $col["env_steps"], $col["time_s"], $col["return_mean"]; found = 1; exit }
+        END { if (!found) print "   recur training-episode mean never reached 200 in progress.csv" }' "$f" | tee -a "$summary"
+    done
     rm -rf "$out/runs"
   else
     echo "SKIPPED recur: no .devbundle/ (bash tools/gpu/bundle.sh here, carry .devbundle)" | tee -a "$out/skipped.txt"

@@ -110,7 +110,7 @@ def parse_args(argv):
     p.add_argument("--target", type=float, help="default: 200 LunarLander-v3, 475 CartPole-v1")
     p.add_argument("--target-window", type=int, default=100, help="episodes in the target mean")
     p.add_argument("--stop-at-target", action="store_true")
-    p.add_argument("--device", default="cuda" if _cuda_available() else "cpu")
+    p.add_argument("--device", default="auto", help="cuda, cpu or auto (cuda when available)")
     p.add_argument("--tf32", choices=["on", "off"], default="off",
                    help="TF32 in cuBLAS and cuDNN (off: fp32, recur's cudnn_math=fma)")
     p.add_argument("--threads", type=int, default=0, help="torch host threads (0: torch's default)")
@@ -127,14 +127,6 @@ def parse_args(argv):
     if args.env_workers < 0 or args.num_envs < 1 or args.rollout < 1:
         p.error("--env-workers >= 0, --num-envs >= 1 and --rollout >= 1 expected")
     return args
-
-
-def _cuda_available():
-    try:
-        import torch
-        return torch.cuda.is_available()
-    except ImportError:
-        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,7 +403,9 @@ def main(argv=None):
     tf32 = args.tf32 == "on"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32  # torch's default is True: off must be said
-    device = torch.device(args.device)
+    # Resolved only now: asking CUDA before the env workers fork would start it in this process.
+    device = torch.device(("cuda" if torch.cuda.is_available() else "cpu")
+                          if args.device == "auto" else args.device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
 

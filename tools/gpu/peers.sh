@@ -108,10 +108,12 @@ fi
 
 if [[ $parts == *,cleanrl,* ]]; then
   peer=("$py" "$root/tools/bench/peers/cleanrl_lstm_ppo.py" --device "$dev" --env-workers 12)
-  row cleanrl-gpu-target 60 240 "${peer[@]}" --preset gpu --tf32 off --stop-at-target
-  row cleanrl-gpu-tf32 40 90 "${peer[@]}" --preset gpu --tf32 on --total-steps 655360
-  row cleanrl-fast 40 90 "${peer[@]}" --preset fast --tf32 off --total-steps 1310720
-  row cleanrl-fast-tf32 40 90 "${peer[@]}" --preset fast --tf32 on --total-steps 1310720
+  # --max-seconds ends the run after an update, RESULT printed, before `timeout` would kill it.
+  row cleanrl-gpu-target 60 240 "${peer[@]}" --preset gpu --tf32 off --stop-at-target \
+    --max-seconds $(( $(left) < 240 ? $(left) - 40 : 200 ))
+  row cleanrl-gpu-tf32 40 90 "${peer[@]}" --preset gpu --tf32 on --total-steps 655360 --max-seconds 70
+  row cleanrl-fast 40 90 "${peer[@]}" --preset fast --tf32 off --total-steps 1310720 --max-seconds 70
+  row cleanrl-fast-tf32 40 90 "${peer[@]}" --preset fast --tf32 on --total-steps 1310720 --max-seconds 70
 fi
 
 if [[ $parts == *,sf,* ]]; then

@@ -110,6 +110,8 @@ def parse_args(argv):
     p.add_argument("--target", type=float, help="default: 200 LunarLander-v3, 475 CartPole-v1")
     p.add_argument("--target-window", type=int, default=100, help="episodes in the target mean")
     p.add_argument("--stop-at-target", action="store_true")
+    p.add_argument("--max-seconds", type=float, default=math.inf,
+                   help="end after the update that passes this wall time (RESULT still printed)")
     p.add_argument("--device", default="auto", help="cuda, cpu or auto (cuda when available)")
     p.add_argument("--tf32", choices=["on", "off"], default="off",
                    help="TF32 in cuBLAS and cuDNN (off: fp32, recur's cudnn_math=fma)")
@@ -443,7 +445,7 @@ def main(argv=None):
           f"torch {torch.__version__} threads {torch.get_num_threads()}", flush=True)
     sync()
     t_start = time.perf_counter()
-    while steps < args.total_steps:
+    while steps < args.total_steps and time.perf_counter() - t_start < args.max_seconds:
         state0 = [(h.clone(), c.clone()) for h, c in state]
         for t in range(T):
             t0 = time.perf_counter()

@@ -6,15 +6,21 @@ namespace recur {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// The claim word: generation (bits 40-63) | chunk count (bits 20-39) | next chunk (bits 0-19).
-constexpr int kCountShift = 20;
+// A share's claim word: generation (bits 40-63) | end chunk (bits 20-39) | next chunk (bits 0-19).
+constexpr int kEndShift = 20;
 constexpr int kGenerationShift = 40;
 constexpr uint64_t kFieldMask = (uint64_t{1} << 20) - 1;
 constexpr uint64_t kGenerationMask = (uint64_t{1} << 24) - 1;
 
-uint64_t generation_of(uint64_t word) { return word >> kGenerationShift; }
-int count_of(uint64_t word) { return static_cast<int>((word >> kCountShift) & kFieldMask); }
-int next_of(uint64_t word) { return static_cast<int>(word & kFieldMask); }
+uint64_t generation_of(uint64_t word) {
+  return word >> kGenerationShift;
+}
+int end_of(uint64_t word) {
+  return static_cast<int>((word >> kEndShift) & kFieldMask);
+}
+int next_of(uint64_t word) {
+  return static_cast<int>(word & kFieldMask);
+}
 
 // Pause instructions between two clock reads while spinning: a clock read (~20 ns) per ~1-3 us of
 // spinning keeps the budget accurate without slowing the reaction to a new run.
@@ -29,8 +35,10 @@ inline void cpu_relax() {
 }
 }  // namespace
 
-WorkerPool::WorkerPool(int size, WaitBudget wait) : size_(size), errors_(static_cast<size_t>(size)) {
+WorkerPool::WorkerPool(int size, WaitBudget wait) : size_(size) {
   RECUR_CHECK_ARG(size >= 1, "WorkerPool size must be >= 1, got {}", size);
+  errors_.resize(static_cast<size_t>(size));
+  shares_ = std::make_unique<Share[]>(static_cast<size_t>(size));
   set_wait_budget(wait);
   threads_.reserve(static_cast<size_t>(size - 1));
   for (int i = 1; i < size; ++i) threads_.emplace_back([this, i] { worker_loop(i); });
@@ -75,13 +83,19 @@ void WorkerPool::run(int count, const std::function<void(int)>& fn) {
     return;
   }
   task_ = &fn;
-  done_.store(0, std::memory_order_relaxed);
-  const uint64_t generation =
-      (generation_of(claim_.load(std::memory_order_relaxed)) + 1) & kGenerationMask;
-  // seq_cst store then seq_cst load of sleepers_, against the worker's increment of sleepers_
-  // then load of claim_: at least one side sees the other, so no wake-up is lost, and the mutex
-  // and notify are paid only when a worker actually went to sleep.
-  claim_.store(generation << kGenerationShift | static_cast<uint64_t>(count) << kCountShift);
+  const uint64_t generation = (generation_.load(std::memory_order_relaxed) + 1) & kGenerationMask;
+  for (int t = 0; t < size_; ++t) {
+    const auto begin = static_cast<uint64_t>(int64_t{t} * count / size_);
+    const auto end = static_cast<uint64_t>(int64_t{t + 1} * count / size_);
+    shares_[t].finished.store(0, std::memory_order_relaxed);
+    shares_[t].claim.store(generation << kGenerationShift | end << kEndShift | begin,
+                           std::memory_order_relaxed);
+  }
+  // The seq_cst store publishes the shares and task_ (release); with the seq_cst load of
+  // sleepers_ after it, against a worker's increment of sleepers_ then load of generation_, at
+  // least one side sees the other: no wake-up is lost, and the mutex and notify are paid only
+  // when a worker actually went to sleep.
+  generation_.store(generation);
   if (sleepers_.load() > 0) {
     { std::lock_guard lock(mutex_); }
     work_ready_.notify_all();
@@ -90,9 +104,8 @@ void WorkerPool::run(int count, const std::function<void(int)>& fn) {
   // Only chunks already claimed by other threads are left: wait for them. Spin first (a chunk is
   // short), then yield so that a worker descheduled mid-chunk on a busy core can finish.
   const auto spin_until = Clock::now() + std::chrono::microseconds(spin_us_.load());
-  while (done_.load(std::memory_order_acquire) < count) {
-    for (int k = 0; k < kPausesPerClockRead && done_.load(std::memory_order_acquire) < count; ++k)
-      cpu_relax();
+  while (finished_chunks() < count) {
+    for (int k = 0; k < kPausesPerClockRead && finished_chunks() < count; ++k) cpu_relax();
     if (Clock::now() >= spin_until) std::this_thread::yield();
   }
   task_ = nullptr;
@@ -105,23 +118,38 @@ void WorkerPool::run(int count, const std::function<void(int)>& fn) {
   }
 }
 
+int WorkerPool::finished_chunks() const {
+  int n = 0;
+  for (int t = 0; t < size_; ++t) n += shares_[t].finished.load(std::memory_order_acquire);
+  return n;
+}
+
 void WorkerPool::work(int index, uint64_t generation) {
-  uint64_t word = claim_.load(std::memory_order_acquire);
-  for (;;) {
-    if (generation_of(word) != generation || next_of(word) >= count_of(word)) return;
-    // Success means the run is still `generation` and chunk next_of(word) is ours; its task_ is
-    // valid until the chunk is counted done (run() cannot return before).
-    if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
-                                      std::memory_order_acquire))
-      continue;
-    try {
-      (*task_)(next_of(word));
-    } catch (...) {
-      auto& slot = errors_[static_cast<size_t>(index)];
-      if (!slot) slot = std::current_exception();
+  auto& finished = shares_[index].finished;
+  // Own share first, then the others' in turn (each thread starts stealing at its neighbour, so
+  // the thieves spread over the shares).
+  for (int k = 0; k < size_; ++k) {
+    auto& claim = shares_[(index + k) % size_].claim;
+    uint64_t word = claim.load(std::memory_order_acquire);
+    for (;;) {
+      if (generation_of(word) != generation || next_of(word) >= end_of(word)) break;
+      // Success means the run is still `generation` and chunk next_of(word) is ours; its task_ is
+      // valid until the chunk is counted finished (run() cannot return before).
+      if (!claim.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+        continue;
+      try {
+        (*task_)(next_of(word));
+      } catch (...) {
+        auto& slot = errors_[static_cast<size_t>(index)];
+        if (!slot) slot = std::current_exception();
+      }
+      // This thread is the counter's only writer during a run (run() resets it before publishing).
+      finished.store(finished.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+      word = claim.load(std::memory_order_acquire);
     }
-    done_.fetch_add(1, std::memory_order_release);
-    word = claim_.load(std::memory_order_acquire);
+    // A newer run already started: this one is over.
+    if (generation_.load(std::memory_order_relaxed) != generation) return;
   }
 }
 
@@ -129,7 +157,7 @@ uint64_t WorkerPool::wait_for_run(uint64_t seen) {
   uint64_t generation = seen;
   auto changed = [&] {
     // seq_cst: the load that pairs with run()'s store when this worker is about to sleep.
-    generation = generation_of(claim_.load());
+    generation = generation_.load();
     return generation != seen || stopping_.load(std::memory_order_relaxed);
   };
   if (changed()) return generation;

@@ -1,16 +1,19 @@
 // A fixed set of threads that run one parallel-for at a time: run(count, fn) calls fn(c) once for
-// every chunk c in [0, count) and returns when all are done. Chunks are claimed one at a time from
-// a shared counter by every thread, the calling one included, so a fast (or already awake) thread
-// takes more of them and a slow, descheduled or still sleeping one takes fewer: which thread runs
-// which chunk is not fixed, and fn(c) must not depend on it. run() returns as soon as the last
-// chunk has finished; it does not wait for a late worker to check in.
+// every chunk c in [0, count) and returns when all are done. The chunks are dealt out as one
+// contiguous share per thread, the calling one included; each thread claims the chunks of its own
+// share one at a time, then claims (steals) the chunks left in the other threads' shares. So when
+// the work is even, each thread keeps stepping the same chunks run after run (their data stays in
+// its cache, and neighbouring chunks that share a cache line stay on one core), and when it is not,
+// or a thread is slow, descheduled or still waking up, the free threads take over its chunks.
+// Which thread runs which chunk is not fixed: fn(c) must not depend on it. run() returns as soon
+// as the last chunk has finished; it does not wait for a late worker to check in.
 //
-// Built for per-step work (stepping chunks of a VectorEnv, a microsecond or less each): threads live
-// as long as the pool, a run neither allocates nor creates threads, and between two runs a worker
-// spins, then yields, and only then sleeps (WaitBudget), because a condition-variable wake-up
-// (several microseconds, more on a loaded host) per run would cost more than the work. An exception
-// thrown by fn(c) is rethrown by run() after every chunk has run (the other chunks still run; a
-// thread keeps its first exception, and run() rethrows the one of the lowest thread index).
+// Built for per-step work (stepping chunks of a VectorEnv, a microsecond or less each): threads
+// live as long as the pool, a run neither allocates nor creates threads, and between two runs a
+// worker spins, then yields, and only then sleeps (WaitBudget), because a condition-variable
+// wake-up (several microseconds, more on a loaded host) per run would cost more than the work. An
+// exception thrown by fn(c) is rethrown by run() after every chunk has run (the other chunks still
+// run; a thread keeps its first exception, and run() rethrows the one of the lowest thread index).
 #pragma once
 
 #include <atomic>
@@ -19,6 +22,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -62,21 +66,29 @@ class WorkerPool {
 
  private:
   void worker_loop(int index);
-  // Claims and runs chunks of run `generation` until none is left; the thread's errors go to
-  // errors_[index].
+  // Claims and runs chunks of run `generation`, its own share first, until none is left; the
+  // thread's errors go to errors_[index].
   void work(int index, uint64_t generation);
-  // Blocks until the claim word's generation differs from `seen` (or the pool stops); returns it.
+  // Blocks until the published generation differs from `seen` (or the pool stops); returns it.
   uint64_t wait_for_run(uint64_t seen);
+  int finished_chunks() const;  // of the current run, over all threads
+
+  // One per thread, each on its own cache line: the thread's share of the run's chunks, and the
+  // chunks this thread finished in the run (written by that thread only, read by run()).
+  struct alignas(64) Share {
+    // generation (24 bits) | end chunk (20 bits) | next chunk (20 bits), claimed by CAS: one
+    // word, so a worker that wakes late can never claim a chunk of a run it did not read.
+    std::atomic<uint64_t> claim{0};
+    alignas(64) std::atomic<int> finished{0};
+  };
 
   int size_;
   std::atomic<int64_t> spin_us_{0}, yield_us_{0};  // the WaitBudget; workers read it as they wait
   std::vector<std::thread> threads_;
   std::vector<std::exception_ptr> errors_;  // one per thread; set only while holding a chunk
   const std::function<void(int)>* task_ = nullptr;
-  // generation (24 bits) | chunk count (20 bits) | next chunk (20 bits). One word, so a worker
-  // that wakes late can never claim a chunk of a run other than the one it read the count of.
-  alignas(64) std::atomic<uint64_t> claim_{0};
-  alignas(64) std::atomic<int> done_{0};  // chunks of the current run finished
+  std::unique_ptr<Share[]> shares_;
+  alignas(64) std::atomic<uint64_t> generation_{0};  // of the last published run
   alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;

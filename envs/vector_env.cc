@@ -60,9 +60,8 @@ void VectorEnv::set_schedule(Schedule schedule, int chunks_per_thread) {
                   chunks_per_thread);
   schedule_ = schedule;
   const int threads = num_threads();
-  const int64_t chunks = schedule == Schedule::kStatic
-                             ? threads
-                             : static_cast<int64_t>(threads) * chunks_per_thread;
+  const int64_t chunks =
+      schedule == Schedule::kStatic ? threads : static_cast<int64_t>(threads) * chunks_per_thread;
   num_chunks_ = pool_ ? static_cast<int>(std::min<int64_t>(
                             {chunks, num_envs(), static_cast<int64_t>(WorkerPool::kMaxChunks)}))
                       : 1;

@@ -143,7 +143,8 @@ TEST_CASE("VectorEnv results do not depend on threads or schedule, resets includ
         trace.insert(trace.end(), v.obs().begin(), v.obs().end());
         trace.insert(trace.end(), v.rewards().begin(), v.rewards().end());
         for (int i = 0; i < c.num_envs; ++i) {
-          trace.push_back(v.terminated()[i] + 2 * v.truncated()[i] + 4 * v.episode_start()[i]);
+          trace.push_back(static_cast<float>(v.terminated()[i] + 2 * v.truncated()[i] +
+                                             4 * v.episode_start()[i]));
           if (!v.episode_start()[i]) continue;
           ++ends;
           const auto row = v.final_obs().subspan(static_cast<size_t>(i * v.obs_dim()), v.obs_dim());

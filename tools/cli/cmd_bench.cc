@@ -297,8 +297,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       fmt::print("\nVectorEnv x{} by threads ({} chunks/thread dynamic{}; time inside step only)\n",
                  config.num_envs, config.chunks_per_thread,
                  config.act_us > 0 ? fmt::format(", {} us act between steps", config.act_us) : "");
-      fmt::print("{:<28} {:>7} {:>11} {:>11} {:>8} {:>8} {:>10}\n", "env", "threads",
-                 "static M/s", "dynamic M/s", "st eff", "dyn eff", "dyn/static");
+      fmt::print("{:<28} {:>7} {:>11} {:>11} {:>8} {:>8} {:>10}\n", "env", "threads", "static M/s",
+                 "dynamic M/s", "st eff", "dyn eff", "dyn/static");
       for (const auto& r : rows) {
         for (const auto& s : r.scaling) {
           fmt::print("{:<28} {:>7} {:>11.3f} {:>11.3f} {:>7.0f}% {:>7.0f}% {:>9.2f}x\n", r.id,

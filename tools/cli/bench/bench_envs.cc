@@ -85,8 +85,8 @@ std::vector<EnvScalingRow> bench_scaling(const std::string& id, const EnvBenchCo
     }
     std::sort(fixed_rates.begin(), fixed_rates.end());
     std::sort(dynamic_rates.begin(), dynamic_rates.end());
-    rows.push_back({k, fixed_rates[fixed_rates.size() / 2],
-                    dynamic_rates[dynamic_rates.size() / 2]});
+    rows.push_back(
+        {k, fixed_rates[fixed_rates.size() / 2], dynamic_rates[dynamic_rates.size() / 2]});
   }
   return rows;
 }
@@ -96,13 +96,13 @@ std::vector<EnvScalingRow> bench_scaling(const std::string& id, const EnvBenchCo
 std::vector<EnvBenchRow> bench_envs(const EnvBenchConfig& config) {
   RECUR_CHECK(config.steps >= 1000 && config.num_envs >= 1 && config.repeats >= 1,
               "bench envs: need steps >= 1000, num_envs >= 1, repeats >= 1");
-  RECUR_CHECK(!config.threads.empty() && *std::min_element(config.threads.begin(),
-                                                           config.threads.end()) >= 1,
+  RECUR_CHECK(!config.threads.empty() &&
+                  *std::min_element(config.threads.begin(), config.threads.end()) >= 1,
               "bench envs: --threads needs thread counts >= 1, e.g. --threads 1,2,4");
   RECUR_CHECK(config.chunks_per_thread >= 1 && config.act_us >= 0,
               "bench envs: need --chunks-per-thread >= 1 and --act-us >= 0");
-  const bool scaling = std::any_of(config.threads.begin(), config.threads.end(),
-                                   [](int k) { return k > 1; });
+  const bool scaling =
+      std::any_of(config.threads.begin(), config.threads.end(), [](int k) { return k > 1; });
   const auto ids = config.ids.empty() ? envs::registry().ids() : config.ids;
   std::vector<EnvBenchRow> rows;
   for (const auto& id : ids) {

@@ -33,9 +33,9 @@ struct EnvScalingRow {
 
 struct EnvBenchRow {
   std::string id;
-  double single_steps_per_s = 0;  // one Env, bare loop with reset on done
-  double bare_steps_per_s = 0;    // num_envs Envs, bare loop
-  double vector_steps_per_s = 0;  // VectorEnv over num_envs envs, one thread
+  double single_steps_per_s = 0;       // one Env, bare loop with reset on done
+  double bare_steps_per_s = 0;         // num_envs Envs, bare loop
+  double vector_steps_per_s = 0;       // VectorEnv over num_envs envs, one thread
   std::vector<EnvScalingRow> scaling;  // one per thread count, ascending; empty when not run
   double vector_overhead() const { return bare_steps_per_s / vector_steps_per_s - 1.0; }
   // (steps/s at k threads) / (k x steps/s at 1 thread), from the scaling table's own 1-thread row.

@@ -47,9 +47,10 @@ class VectorEnv final : public BatchEnv {
 
   enum class Schedule { kDynamic, kStatic };
   // Chunks per thread of the dynamic schedule. 4: a thread's share is cut in 4, so one slow env
-  // (a reset costs several steps) leaves a tail of about a quarter share at most, while a chunk
-  // is still long enough (1024 CartPole envs on 12 threads: ~20 envs, ~1 us) that claiming it
-  // (two atomic operations on shared cache lines, ~0.1 us under contention) costs little.
+  // (a reset costs several steps) leaves a tail of about a quarter share at most, and a thread
+  // that is late by a quarter of the step loses a quarter share to the others; finer chunks would
+  // only add claims (a CAS each, on the owner's cache line, a shared one when stolen) and chunk
+  // borders where two threads write neighbouring rows (false sharing on cheap envs like CartPole).
   static constexpr int kDefaultChunksPerThread = 4;
   // Between steps only. chunks_per_thread applies to kDynamic (>= 1); chunks never hold fewer
   // than one env.

@@ -1,6 +1,7 @@
 #include "core/worker_pool.h"
 
 #include <doctest/doctest.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -98,4 +99,22 @@ TEST_CASE("WorkerPool wakes sleeping workers, whatever the wait budget") {
   }
   CHECK(hits == 305 * 9);
   CHECK_THROWS_AS(pool.set_wait_budget({std::chrono::microseconds(-1), {}}), std::invalid_argument);
+}
+
+TEST_CASE("An idle WorkerPool stops burning CPU after its wait budget") {
+  // Workers spin and yield for about 2 ms after a run (the default budget), then sleep: 60 ms of
+  // idleness must cost the process far less than 3 workers x 60 ms of CPU.
+  auto cpu_seconds = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  };
+  recur::WorkerPool pool(4);
+  const std::function<void(int)> fn = [](int) {};
+  pool.run(fn);
+  const double before = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const double used = cpu_seconds() - before;
+  CHECK(used < 0.03);
+  pool.run(fn);  // and wakes up again
 }

@@ -38,9 +38,12 @@ struct EnvBenchRow {
   double vector_steps_per_s = 0;       // VectorEnv over num_envs envs, one thread
   std::vector<EnvScalingRow> scaling;  // one per thread count, ascending; empty when not run
   double vector_overhead() const { return bare_steps_per_s / vector_steps_per_s - 1.0; }
-  // (steps/s at k threads) / (k x steps/s at 1 thread), from the scaling table's own 1-thread row.
+  // (steps/s at k threads) / (k x steps/s at 1 thread). The 1-thread rate is the mean of the
+  // scaling table's two 1-thread figures (the same single-threaded stepping, timed twice), so
+  // that one noisy repetition moves the baseline less.
   double efficiency(const EnvScalingRow& r, double steps_per_s) const {
-    return steps_per_s / (r.threads * scaling.front().dynamic_steps_per_s);
+    const auto& one = scaling.front();
+    return steps_per_s / (r.threads * 0.5 * (one.static_steps_per_s + one.dynamic_steps_per_s));
   }
 };
 

@@ -46,11 +46,25 @@ VectorEnv::VectorEnv(std::vector<std::unique_ptr<Env>> envs, int num_threads)
   const int threads = std::min(num_threads, num_envs());
   if (threads > 1) {
     pool_ = std::make_unique<WorkerPool>(threads);
-    slice_task_ = [this, threads](int slice) {
-      const int n_envs = num_envs();
-      advance_range(slice * n_envs / threads, (slice + 1) * n_envs / threads, pending_actions_);
+    chunk_task_ = [this](int chunk) {
+      const int64_t n_envs = num_envs();
+      advance_range(static_cast<int>(chunk * n_envs / num_chunks_),
+                    static_cast<int>((chunk + 1) * n_envs / num_chunks_), pending_actions_);
     };
+    set_schedule(Schedule::kDynamic);
   }
+}
+
+void VectorEnv::set_schedule(Schedule schedule, int chunks_per_thread) {
+  RECUR_CHECK_ARG(chunks_per_thread >= 1, "VectorEnv: chunks_per_thread = {}; use 1 or more",
+                  chunks_per_thread);
+  schedule_ = schedule;
+  const int threads = num_threads();
+  const int64_t chunks =
+      schedule == Schedule::kStatic ? threads : static_cast<int64_t>(threads) * chunks_per_thread;
+  num_chunks_ = pool_ ? static_cast<int>(std::min<int64_t>(
+                            {chunks, num_envs(), static_cast<int64_t>(WorkerPool::kMaxChunks)}))
+                      : 1;
 }
 
 VectorEnv::~VectorEnv() = default;
@@ -101,7 +115,7 @@ void VectorEnv::step(std::span<const float> actions) {
     return;
   }
   pending_actions_ = actions;
-  pool_->run(slice_task_);
+  pool_->run(num_chunks_, chunk_task_);
 }
 
 void VectorEnv::step_range(int begin, int end, std::span<const float> actions) {

@@ -14,8 +14,11 @@
 //
 // Threads: step_range(begin, end, actions) steps envs [begin, end) only; calls on disjoint ranges
 // may run concurrently (each env and each row of every buffer belongs to one index). With
-// num_threads > 1, step() itself splits the envs into that many contiguous slices on a worker
-// pool.
+// num_threads > 1, step() itself splits the envs into contiguous chunks that the threads of a
+// worker pool claim one at a time (Schedule::kDynamic, the default: a thread that meets a slow
+// step, such as an episode reset rebuilding a Box2D world, takes fewer chunks), or into one slice
+// per thread (kStatic, kept to measure the difference: the slowest slice sets the step time).
+// Results do not depend on the schedule or the thread count: each env has its own RNG and rows.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,21 @@ class VectorEnv final : public BatchEnv {
 
   int num_envs() const override { return static_cast<int>(envs_.size()); }
   int num_threads() const { return pool_ ? pool_->size() : 1; }
+
+  enum class Schedule { kDynamic, kStatic };
+  // Chunks per thread of the dynamic schedule. 4: a thread's share is cut in 4, so one slow env
+  // (a reset costs several steps) leaves a tail of about a quarter share at most, and a thread
+  // that is late by a quarter of the step loses a quarter share to the others; finer chunks would
+  // only add claims (a CAS each, on the owner's cache line, a shared one when stolen) and chunk
+  // borders where two threads write neighbouring rows (false sharing on cheap envs like CartPole).
+  static constexpr int kDefaultChunksPerThread = 4;
+  // Between steps only. chunks_per_thread applies to kDynamic (>= 1); chunks never hold fewer
+  // than one env.
+  void set_schedule(Schedule schedule, int chunks_per_thread = kDefaultChunksPerThread);
+  Schedule schedule() const { return schedule_; }
+  int num_chunks() const { return num_chunks_; }  // of one step(); 1 without threads
+  // The stepping threads (to tune their WaitBudget); null with one thread.
+  WorkerPool* worker_pool() { return pool_.get(); }
   int obs_dim() const { return obs_dim_; }
   int action_dim() const { return action_dim_; }
   const Space& single_observation_space() const override { return envs_[0]->observation_space(); }
@@ -91,8 +109,10 @@ class VectorEnv final : public BatchEnv {
   std::vector<double> final_return_;
   std::vector<int> final_length_;
   std::unique_ptr<WorkerPool> pool_;
-  std::span<const float> pending_actions_;  // what the pool's slices step with
-  std::function<void(int)> slice_task_;     // built once: no allocation per step
+  Schedule schedule_ = Schedule::kDynamic;
+  int num_chunks_ = 1;
+  std::span<const float> pending_actions_;  // what the pool's chunks step with
+  std::function<void(int)> chunk_task_;     // built once: no allocation per step
 };
 
 }  // namespace recur::envs

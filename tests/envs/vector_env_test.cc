@@ -119,6 +119,67 @@ TEST_CASE("VectorEnv with threads equals one thread") {
   CHECK(run(1) == run(3));
 }
 
+TEST_CASE("VectorEnv results do not depend on threads or schedule, resets included") {
+  // Random actions end many episodes (each env resets from its own RNG inside a chunk): every
+  // buffer must be bit-identical to one thread, whichever thread stepped which env.
+  using Schedule = VectorEnv::Schedule;
+  struct Case {
+    const char* id;
+    int num_envs, steps;
+  };
+  for (const Case c : {Case{"CartPole-v1", 37, 400}, Case{"LunarLander-v3", 11, 250}}) {
+    CAPTURE(c.id);
+    auto run = [&](int threads, Schedule schedule, int chunks_per_thread) {
+      VectorEnv v(c.id, c.num_envs, {}, threads);
+      v.set_schedule(schedule, chunks_per_thread);
+      v.reset(21);
+      recur::Rng rng(4);
+      std::vector<float> actions(static_cast<size_t>(c.num_envs * v.action_dim())), trace;
+      int ends = 0;
+      for (int t = 0; t < c.steps; ++t) {
+        for (size_t i = 0; i < actions.size(); i += static_cast<size_t>(v.action_dim()))
+          v.single_action_space().sample(rng, std::span(actions).subspan(i, v.action_dim()));
+        v.step(actions);
+        trace.insert(trace.end(), v.obs().begin(), v.obs().end());
+        trace.insert(trace.end(), v.rewards().begin(), v.rewards().end());
+        for (int i = 0; i < c.num_envs; ++i) {
+          trace.push_back(static_cast<float>(v.terminated()[i] + 2 * v.truncated()[i] +
+                                             4 * v.episode_start()[i]));
+          if (!v.episode_start()[i]) continue;
+          ++ends;
+          const auto row = v.final_obs().subspan(static_cast<size_t>(i * v.obs_dim()), v.obs_dim());
+          trace.insert(trace.end(), row.begin(), row.end());
+          trace.push_back(static_cast<float>(v.final_return()[i]));
+          trace.push_back(static_cast<float>(v.final_length()[i]));
+        }
+      }
+      CHECK(ends > c.num_envs);  // resets did happen
+      return trace;
+    };
+    const auto one = run(1, Schedule::kDynamic, 4);
+    CHECK(run(2, Schedule::kDynamic, 4) == one);
+    CHECK(run(3, Schedule::kDynamic, 1) == one);
+    CHECK(run(3, Schedule::kStatic, 4) == one);
+    CHECK(run(5, Schedule::kDynamic, 8) == one);
+  }
+}
+
+TEST_CASE("VectorEnv splits a step into chunks per its schedule") {
+  using Schedule = VectorEnv::Schedule;
+  VectorEnv v("CartPole-v1", 10, {}, 3);
+  CHECK(v.schedule() == Schedule::kDynamic);
+  CHECK(v.num_chunks() == 10);  // 3 x 4 chunks, but never fewer than one env per chunk
+  v.set_schedule(Schedule::kDynamic, 2);
+  CHECK(v.num_chunks() == 6);
+  v.set_schedule(Schedule::kStatic);
+  CHECK(v.num_chunks() == 3);
+  CHECK_THROWS_AS(v.set_schedule(Schedule::kDynamic, 0), std::invalid_argument);
+  CHECK(v.worker_pool() != nullptr);
+  VectorEnv single("CartPole-v1", 10);
+  CHECK(single.num_chunks() == 1);
+  CHECK(single.worker_pool() == nullptr);
+}
+
 TEST_CASE("VectorEnv rejects a bad action before stepping any env") {
   VectorEnv v("CartPole-v1", 3, {}, 2);
   v.reset(1);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <string>
 
 #include "agent/config/yaml.h"
 #include "tools/cli/bench/bench_devices.h"
@@ -222,7 +223,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto* bench =
       app.add_subcommand("bench", "Benchmarks (not tests): figures for docs/PERFORMANCE.md");
   bench->require_subcommand(1);
-  auto* cmd = bench->add_subcommand("envs", "Env steps/s per id and VectorEnv overhead");
+  auto* cmd = bench->add_subcommand(
+      "envs", "Env steps/s per id, VectorEnv overhead, and VectorEnv scaling with threads");
   struct Args {
     EnvBenchConfig config;
     bool json = false;
@@ -238,8 +240,22 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--repeats", args->config.repeats, "Timed repetitions (median reported)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  cmd->add_option("--threads", args->config.threads, "Also time a VectorEnv with this many threads")
-      ->check(CLI::Range(1, 256))
+  cmd->add_option("--threads", args->config.threads,
+                  "Thread counts of a VectorEnv scaling table, static and dynamic schedule "
+                  "(e.g. 1,2,4; 1 alone: no table)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--chunks-per-thread", args->config.chunks_per_thread,
+                  "Chunks per thread of the dynamic schedule")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--act-us", args->config.act_us,
+                  "Busy-wait this long between steps (a policy act the workers must bridge)")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
+  cmd->add_option("--spin-us", args->config.spin_us,
+                  "Worker spin and yield budget, each, in us (-1: the pool's default)")
+      ->check(CLI::Range(-1, 1'000'000))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "One JSON object per env");
   add_plugin_option(cmd, args->plugins);
@@ -247,27 +263,51 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     const auto& [config, json, plugins] = *args;
     load_cli_plugins(plugins);
     const auto rows = bench_envs(config);
-    if (!json) {
-      fmt::print("{:<28} {:>12} {:>12} {:>12} {:>9}{}\n", "env", "1 env M/s",
-                 fmt::format("bare x{} M/s", config.num_envs), "VectorEnv M/s", "overhead",
-                 config.threads > 1
-                     ? fmt::format(" {:>12}", fmt::format("{} thr M/s", config.threads))
-                     : "");
-    }
-    for (const auto& r : rows) {
-      if (json) {
+    if (json) {
+      for (const auto& r : rows) {
+        std::string scaling;
+        for (const auto& s : r.scaling) {
+          scaling += fmt::format(
+              "{}{{\"threads\": {}, \"static_steps_per_s\": {:.0f}, "
+              "\"dynamic_steps_per_s\": {:.0f}, \"static_efficiency\": {:.4f}, "
+              "\"dynamic_efficiency\": {:.4f}}}",
+              scaling.empty() ? "" : ", ", s.threads, s.static_steps_per_s, s.dynamic_steps_per_s,
+              r.efficiency(s, s.static_steps_per_s), r.efficiency(s, s.dynamic_steps_per_s));
+        }
         fmt::print(
             "{{\"id\": \"{}\", \"single_steps_per_s\": {:.0f}, \"bare_steps_per_s\": {:.0f}, "
-            "\"vector_steps_per_s\": {:.0f}, \"vector_overhead\": {:.4f}, "
-            "\"threaded_steps_per_s\": {:.0f}, \"num_envs\": {}, \"threads\": {}}}\n",
+            "\"vector_steps_per_s\": {:.0f}, \"vector_overhead\": {:.4f}, \"num_envs\": {}, "
+            "\"chunks_per_thread\": {}, \"act_us\": {}, \"scaling\": [{}]}}\n",
             r.id, r.single_steps_per_s, r.bare_steps_per_s, r.vector_steps_per_s,
-            r.vector_overhead(), r.threaded_steps_per_s, config.num_envs, config.threads);
-        continue;
+            r.vector_overhead(), config.num_envs, config.chunks_per_thread, config.act_us, scaling);
       }
-      fmt::print("{:<28} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.1f}%{}\n", r.id,
+      exit_code = 0;
+      return;
+    }
+    fmt::print("{:<28} {:>12} {:>12} {:>12} {:>9}\n", "env", "1 env M/s",
+               fmt::format("bare x{} M/s", config.num_envs), "VectorEnv M/s", "overhead");
+    for (const auto& r : rows) {
+      fmt::print("{:<28} {:>12.2f} {:>12.2f} {:>12.2f} {:>8.1f}%\n", r.id,
                  r.single_steps_per_s / 1e6, r.bare_steps_per_s / 1e6, r.vector_steps_per_s / 1e6,
-                 100.0 * r.vector_overhead(),
-                 config.threads > 1 ? fmt::format(" {:>12.2f}", r.threaded_steps_per_s / 1e6) : "");
+                 100.0 * r.vector_overhead());
+    }
+    if (!rows.empty() && !rows.front().scaling.empty()) {
+      // Efficiency = (steps/s at k threads) / (k x steps/s at 1 thread); static = one slice per
+      // thread, dynamic = chunks claimed by free threads.
+      fmt::print("\nVectorEnv x{} by threads ({} chunks/thread dynamic{}; time inside step only)\n",
+                 config.num_envs, config.chunks_per_thread,
+                 config.act_us > 0 ? fmt::format(", {} us act between steps", config.act_us) : "");
+      fmt::print("{:<28} {:>7} {:>11} {:>11} {:>8} {:>8} {:>10}\n", "env", "threads", "static M/s",
+                 "dynamic M/s", "st eff", "dyn eff", "dyn/static");
+      for (const auto& r : rows) {
+        for (const auto& s : r.scaling) {
+          fmt::print("{:<28} {:>7} {:>11.3f} {:>11.3f} {:>7.0f}% {:>7.0f}% {:>9.2f}x\n", r.id,
+                     s.threads, s.static_steps_per_s / 1e6, s.dynamic_steps_per_s / 1e6,
+                     100.0 * r.efficiency(s, s.static_steps_per_s),
+                     100.0 * r.efficiency(s, s.dynamic_steps_per_s),
+                     s.dynamic_steps_per_s / s.static_steps_per_s);
+        }
+      }
     }
     exit_code = 0;
   });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <span>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -37,11 +38,71 @@ std::vector<float> random_actions(const envs::Space& space, int n, uint64_t seed
   return a;
 }
 
+// Busy-waits `us` microseconds on the calling thread: a policy act between two steps.
+void simulate_act(int us) {
+  if (us <= 0) return;
+  const auto until = Clock::now() + std::chrono::microseconds(us);
+  while (Clock::now() < until) {
+  }
+}
+
+// The scaling table: at each thread count, VectorEnvs on the static and the dynamic schedule,
+// timed in alternating repetitions (so a load change on a shared machine hits both alike); only
+// the time inside step() counts, the simulated act between steps does not.
+std::vector<EnvScalingRow> bench_scaling(const std::string& id, const EnvBenchConfig& config,
+                                         std::span<const float> actions, size_t batch,
+                                         int64_t rounds) {
+  std::vector<int> counts = config.threads;
+  counts.push_back(1);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  std::vector<EnvScalingRow> rows;
+  for (const int k : counts) {
+    using Schedule = envs::VectorEnv::Schedule;
+    envs::VectorEnv fixed(id, config.num_envs, {}, k), dynamic(id, config.num_envs, {}, k);
+    fixed.set_schedule(Schedule::kStatic);
+    dynamic.set_schedule(Schedule::kDynamic, config.chunks_per_thread);
+    for (auto* v : {&fixed, &dynamic}) {
+      if (config.spin_us >= 0 && v->worker_pool())
+        v->worker_pool()->set_wait_budget(
+            {std::chrono::microseconds(config.spin_us), std::chrono::microseconds(config.spin_us)});
+      v->reset(0);
+    }
+    auto timed = [&](envs::VectorEnv& v) {
+      double inside = 0;
+      for (int64_t r = 0; r < rounds; ++r) {
+        simulate_act(config.act_us);
+        const auto t0 = Clock::now();
+        v.step(actions.subspan(static_cast<size_t>(r % kBatches) * batch, batch));
+        inside += std::chrono::duration<double>(Clock::now() - t0).count();
+      }
+      return static_cast<double>(rounds * config.num_envs) / inside;
+    };
+    std::vector<double> fixed_rates, dynamic_rates;
+    for (int r = 0; r < config.repeats; ++r) {
+      fixed_rates.push_back(timed(fixed));
+      dynamic_rates.push_back(timed(dynamic));
+    }
+    std::sort(fixed_rates.begin(), fixed_rates.end());
+    std::sort(dynamic_rates.begin(), dynamic_rates.end());
+    rows.push_back(
+        {k, fixed_rates[fixed_rates.size() / 2], dynamic_rates[dynamic_rates.size() / 2]});
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::vector<EnvBenchRow> bench_envs(const EnvBenchConfig& config) {
   RECUR_CHECK(config.steps >= 1000 && config.num_envs >= 1 && config.repeats >= 1,
               "bench envs: need steps >= 1000, num_envs >= 1, repeats >= 1");
+  RECUR_CHECK(!config.threads.empty() &&
+                  *std::min_element(config.threads.begin(), config.threads.end()) >= 1,
+              "bench envs: --threads needs thread counts >= 1, e.g. --threads 1,2,4");
+  RECUR_CHECK(config.chunks_per_thread >= 1 && config.act_us >= 0,
+              "bench envs: need --chunks-per-thread >= 1 and --act-us >= 0");
+  const bool scaling =
+      std::any_of(config.threads.begin(), config.threads.end(), [](int k) { return k > 1; });
   const auto ids = config.ids.empty() ? envs::registry().ids() : config.ids;
   std::vector<EnvBenchRow> rows;
   for (const auto& id : ids) {
@@ -83,18 +144,18 @@ std::vector<EnvBenchRow> bench_envs(const EnvBenchConfig& config) {
         return rounds * n;
       });
 
-      auto run_vector = [&](int threads) {
-        envs::VectorEnv venv(id, n, {}, threads);
+      {
+        envs::VectorEnv venv(id, n);
         venv.reset(0);
         const size_t batch = static_cast<size_t>(n) * dim;
-        return median_rate(config.repeats, [&] {
+        row.vector_steps_per_s = median_rate(config.repeats, [&] {
           for (int64_t r = 0; r < rounds; ++r)
             venv.step(std::span(actions).subspan(static_cast<size_t>(r % kBatches) * batch, batch));
           return rounds * n;
         });
-      };
-      row.vector_steps_per_s = run_vector(1);
-      if (config.threads > 1) row.threaded_steps_per_s = run_vector(config.threads);
+      }
+      if (scaling)
+        row.scaling = bench_scaling(id, config, actions, static_cast<size_t>(n) * dim, rounds);
     }
     rows.push_back(row);
   }

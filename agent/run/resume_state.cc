@@ -39,6 +39,8 @@ JobState parse_job(const json& job) {
     o.segments = {o.elapsed};
   }
   if (job.contains("finished")) o.finished = boolean(job["finished"], "job.finished");
+  if (job.contains("pending_eval_seconds") && !job["pending_eval_seconds"].is_null())
+    o.pending_eval_seconds = real(job["pending_eval_seconds"], "job.pending_eval_seconds");
   return o;
 }
 
@@ -76,7 +78,9 @@ json generation_json(const ResumeState& s) {
               {"target_env_steps", j.target_env_steps ? json(*j.target_env_steps) : json()},
               {"target_seconds", j.target_seconds},
               {"segments", j.segments},
-              {"finished", j.finished}};
+              {"finished", j.finished},
+              {"pending_eval_seconds",
+               j.pending_eval_seconds ? json(*j.pending_eval_seconds) : json()}};
   RECUR_ASSERT(!s.trainer_states.empty());
   json state = {{"trainer", s.trainer_states.front()}, {"job", job}};
   if (s.trainer_states.size() > 1)

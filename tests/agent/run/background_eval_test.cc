@@ -157,13 +157,13 @@ TEST_CASE("run.stop_at_target stops at the first update after the result arrives
 }
 
 TEST_CASE("an evaluation that fails beside training fails the run with its own message") {
-  // Trained on CartPole-v1 (4 observations), evaluated on CartPoleNoVel-v1 (2): the evaluation
+  // Trained on CartPole-v1 (4 observations), evaluated on MountainCar-v0 (2): the evaluation
   // refuses the policy; training and its checkpoints do not notice.
   const test::TempDir tmp("background_eval_error");
   std::string messages[2];
   for (const bool async : {false, true}) {
     auto c = tiny_config(tmp.path.string(), async);
-    c.env.id = "CartPoleNoVel-v1";
+    c.env.id = "MountainCar-v0";
     agent::TrainJobOptions o;
     o.make_algorithm = [](const agent::TrainConfig& config, std::unique_ptr<envs::BatchEnv>,
                           agent::dist::Communicator* comm) {

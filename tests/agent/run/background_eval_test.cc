@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "agent/train_job.h"
 #include "core/error.h"
 #include "policy/policy_checkpoint.h"
+#include "tests/support/skip.h"
 #include "tests/support/temp_dir.h"
 
 using namespace recur;
@@ -205,4 +207,24 @@ TEST_CASE("a run stopped with its evaluation pending resumes to an uninterrupted
   CHECK(lines(resumed.run_dir / "eval.csv") == lines(full.run_dir / "eval.csv"));
   CHECK(progress_rows(resumed.run_dir) == progress_rows(full.run_dir));
   CHECK(resumed.final_eval.returns == full.final_eval.returns);
+}
+
+TEST_CASE("evaluations beside training film the same evaluations as synchronous ones") {
+  const test::TempDir tmp("background_eval_video");
+  std::vector<std::string> videos[2];
+  for (const bool async : {false, true}) {
+    auto c = tiny_config(tmp.path.string(), async);
+    c.run.total_env_steps = 1024;
+    c.run.video_every_evals = 2;  // the evaluations at 512 and the final one (1024)
+    const auto r = train(c, async ? "async" : "sync");
+    if (!std::filesystem::exists(r.run_dir / "videos")) {
+      test::skip("no videos: this build cannot record (RECUR_RECORDING=OFF)");
+      return;
+    }
+    for (const auto& f : std::filesystem::directory_iterator(r.run_dir / "videos"))
+      videos[async].push_back(f.path().filename().string());
+    std::sort(videos[async].begin(), videos[async].end());
+  }
+  CHECK(videos[0] == std::vector<std::string>{"rl-video-eval-1024.mp4", "rl-video-eval-512.mp4"});
+  CHECK(videos[1] == videos[0]);
 }

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "agent/algorithm.h"
 #include "agent/dist/communicator.h"
@@ -437,8 +438,7 @@ bool TrainJob::collect_background_eval(bool wait) {
   if (!background_) return false;
   const std::optional<EvalOutcome> out = wait ? background_->wait() : background_->poll();
   if (!out || out->result.returns.empty()) return false;
-  const double ready =
-      job_.elapsed + std::chrono::duration<double>(out->finished - start_).count();
+  const double ready = job_.elapsed + std::chrono::duration<double>(out->finished - start_).count();
   log_evaluation(out->snapshot, out->result, false, ready);
   return true;
 }
@@ -490,10 +490,11 @@ void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r, bool f
     job_.best = r.mean_return();
     save_policy(run_dir_->best_checkpoint(), s);
   }
-  spdlog::info("eval at {} steps{}: return {:.2f} +- {:.2f} over {} episodes (weights of {:.1f} s, "
-               "result at {:.1f} s)",
-               steps, final_eval ? " (final)" : "", r.mean_return(), r.std_return(),
-               r.returns.size(), s.seconds, ready);
+  spdlog::info(
+      "eval at {} steps{}: return {:.2f} +- {:.2f} over {} episodes (weights of {:.1f} s, "
+      "result at {:.1f} s)",
+      steps, final_eval ? " (final)" : "", r.mean_return(), r.std_return(), r.returns.size(),
+      s.seconds, ready);
   if (result_.target && !result_.target_env_steps && r.mean_return() >= *result_.target) {
     result_.target_env_steps = steps;
     result_.target_seconds = s.seconds;
@@ -517,8 +518,8 @@ void TrainJob::film(const std::filesystem::path& path, const EvalSnapshot& s) co
       env_options.values = config_.env.options;
       env_options.source =
           config_.env.options_source.empty() ? "env.options" : config_.env.options_source;
-      r = record::record_eval_video(s.spec, s.tensors, config_.env.id, env_options,
-                                    eval_cfg_.seed, true, path.string());
+      r = record::record_eval_video(s.spec, s.tensors, config_.env.id, env_options, eval_cfg_.seed,
+                                    true, path.string());
     }
     spdlog::info("video {} (return {:.2f})", path.string(), r);
   } catch (const std::exception& e) {

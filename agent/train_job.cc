@@ -112,6 +112,9 @@ class TrainJob {
   std::map<std::string, std::string> meta_;
   EvalConfig eval_cfg_;  // set by the constructor, then read only (evaluation threads read it)
   double last_print_ = -1;
+  // Wall seconds training waited for periodic evaluations (their whole time when synchronous;
+  // beside training, the waits for the previous one), printed at the end.
+  double eval_wait_ = 0;
   // Periodic evaluations beside training (run.eval_async; null: synchronous). Last, so that it is
   // destroyed first: its thread reads config_, options_, eval_cfg_ and run_dir_ until joined.
   std::unique_ptr<BackgroundEval> background_;
@@ -408,7 +411,9 @@ EvalResult TrainJob::evaluate(int episodes, bool final_eval) {
     return r;
   }
   const EvalSnapshot s = snapshot_now(final_eval);
+  const auto t0 = Clock::now();
   r = run_eval(s, episodes);
+  if (!final_eval) eval_wait_ += std::chrono::duration<double>(Clock::now() - t0).count();
   if (!r.returns.empty()) log_evaluation(s, r, final_eval, elapsed_now());  // empty: no envs
   job_.finished = final_eval;
   save_latest();
@@ -436,7 +441,9 @@ void TrainJob::start_background_eval() {
 // its exception, if it threw, is rethrown here. True: a result was logged.
 bool TrainJob::collect_background_eval(bool wait) {
   if (!background_) return false;
+  const auto t0 = Clock::now();
   const std::optional<EvalOutcome> out = wait ? background_->wait() : background_->poll();
+  if (wait) eval_wait_ += std::chrono::duration<double>(Clock::now() - t0).count();
   if (!out || out->result.returns.empty()) return false;
   const double ready = job_.elapsed + std::chrono::duration<double>(out->finished - start_).count();
   log_evaluation(out->snapshot, out->result, false, ready);
@@ -692,6 +699,9 @@ TrainJobResult TrainJob::run() {
       finish_background_eval_on_error();
       throw;
     }
+    if (lead_ && job_.eval_rows > 1)
+      spdlog::info("training waited {:.2f} s for its periodic evaluations ({})", eval_wait_,
+                   background_ ? "run beside it: run.eval_async" : "synchronous");
   }
   result_.env_steps = algo_->env_steps();
   result_.seconds = result_.already_complete ? job_.elapsed : elapsed_now();

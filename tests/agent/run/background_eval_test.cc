@@ -183,30 +183,36 @@ TEST_CASE("a run stopped with its evaluation pending resumes to an uninterrupted
   const test::TempDir tmp("background_eval_resume");
   const auto c = tiny_config(tmp.path.string(), true);
   const auto full = train(c, "full");
-  // Stopped at the evaluation point 1024: the job waits for that evaluation and saves again. A
-  // process killed before the result arrived left the save before, whose evaluation is pending:
-  // make that generation the current one, as such a process would have left it.
-  agent::TrainJobOptions part;
-  part.stop_at_env_steps = 1024;
-  const auto first = train(c, "part", part);
-  REQUIRE(first.interrupted);
-  const auto state_file = agent::RunDir::open(first.run_dir).trainer_state();
-  std::stringstream text;
-  text << std::ifstream(state_file).rdbuf();
-  const auto file = agent::parse_resume_file(text.str(), state_file.string());
-  REQUIRE(file.previous);
-  CHECK(!file.current.job.pending_eval_seconds);
-  REQUIRE(file.previous->job.pending_eval_seconds);
-  CHECK(file.previous->job.env_steps == 1024);
-  CHECK(file.previous->job.eval_rows == file.current.job.eval_rows - 1);
-  std::ofstream(state_file, std::ios::trunc) << agent::resume_file_text(*file.previous, {});
-  agent::TrainJobOptions rest;
-  rest.resume_dir = first.run_dir;
-  const auto resumed = train(c, "rest", rest);
-  CHECK_FALSE(resumed.interrupted);
-  CHECK(lines(resumed.run_dir / "eval.csv") == lines(full.run_dir / "eval.csv"));
-  CHECK(progress_rows(resumed.run_dir) == progress_rows(full.run_dir));
-  CHECK(resumed.final_eval.returns == full.final_eval.returns);
+  // The resume runs the pending evaluation beside training, or (eval_async off) first of all.
+  for (const bool resume_async : {true, false}) {
+    CAPTURE(resume_async);
+    // Stopped at the evaluation point 1024: the job waits for that evaluation and saves again. A
+    // process killed before the result arrived left the save before, whose evaluation is
+    // pending: make that generation the current one, as such a process would have left it.
+    agent::TrainJobOptions part;
+    part.stop_at_env_steps = 1024;
+    const auto first = train(c, "part", part);
+    REQUIRE(first.interrupted);
+    const auto state_file = agent::RunDir::open(first.run_dir).trainer_state();
+    std::stringstream text;
+    text << std::ifstream(state_file).rdbuf();
+    const auto file = agent::parse_resume_file(text.str(), state_file.string());
+    REQUIRE(file.previous);
+    CHECK(!file.current.job.pending_eval_seconds);
+    REQUIRE(file.previous->job.pending_eval_seconds);
+    CHECK(file.previous->job.env_steps == 1024);
+    CHECK(file.previous->job.eval_rows == file.current.job.eval_rows - 1);
+    std::ofstream(state_file, std::ios::trunc) << agent::resume_file_text(*file.previous, {});
+    auto resume_config = c;
+    resume_config.run.eval_async = resume_async;
+    agent::TrainJobOptions rest;
+    rest.resume_dir = first.run_dir;
+    const auto resumed = train(resume_config, "rest", rest);
+    CHECK_FALSE(resumed.interrupted);
+    CHECK(lines(resumed.run_dir / "eval.csv") == lines(full.run_dir / "eval.csv"));
+    CHECK(progress_rows(resumed.run_dir) == progress_rows(full.run_dir));
+    CHECK(resumed.final_eval.returns == full.final_eval.returns);
+  }
 }
 
 TEST_CASE("evaluations beside training film the same evaluations as synchronous ones") {

@@ -450,11 +450,18 @@ bool TrainJob::collect_background_eval(bool wait) {
   return true;
 }
 
-// On the way out of a failed run: the pending evaluation is joined and logged (its checkpoint is
-// on disk), and an error of its own only warned of, as the run's error is the one to report.
+// On the way out of a failed run: the pending evaluation is joined, its result only printed.
+// The resume state on disk is the one saved when it started, with it pending (every other save
+// waits for it), so a resume runs it again and logs it; logging it here too would log it twice.
+// An error of its own is only warned of: the run's error is the one to report.
 void TrainJob::finish_background_eval_on_error() noexcept {
+  if (!background_) return;
   try {
-    collect_background_eval(true);
+    if (const auto out = background_->wait(); out && !out->result.returns.empty())
+      spdlog::warn(
+          "the evaluation at {} env steps returned {:.2f}; not logged, as the run "
+          "failed: a resume runs it again",
+          out->snapshot.env_steps, out->result.mean_return());
   } catch (const std::exception& e) {
     spdlog::warn("the evaluation running beside training failed too: {}", e.what());
   }

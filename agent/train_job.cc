@@ -7,12 +7,14 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "agent/algorithm.h"
 #include "agent/dist/communicator.h"
 #include "agent/dist/rank_checks.h"
 #include "agent/env_plugins.h"
 #include "agent/record/recorder.h"
+#include "agent/run/background_eval.h"
 #include "agent/run/csv_log.h"
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"
@@ -65,15 +67,24 @@ class TrainJob {
   bool run_complete() const;
   // The loop's schedule after an iteration: periodic checkpoint, evaluation; true: stop here.
   bool after_iteration(const Iteration& it);
+  bool stop_at_target();
   bool stop_requested(int64_t env_steps);
+  void train_loop();
 
   double elapsed_now() const;
   std::vector<double> segments_now() const;
   void save_policy(const std::filesystem::path& path) const;
-  void save_latest();
+  void save_policy(const std::filesystem::path& path, const EvalSnapshot& s) const;
+  void save_latest(std::optional<double> pending_eval_seconds = std::nullopt);
+  EvalSnapshot snapshot_now(bool final_eval) const;
+  EvalResult run_eval(const EvalSnapshot& s, int episodes) const;
   EvalResult evaluate(int episodes, bool final_eval);
-  void log_evaluation(const EvalResult& r, bool final_eval);
-  void film(const std::filesystem::path& path) const;
+  void start_background_eval();
+  bool collect_background_eval(bool wait);
+  void finish_background_eval_on_error() noexcept;
+  void rerun_pending_eval();
+  void log_evaluation(const EvalSnapshot& s, const EvalResult& r, bool final_eval, double ready);
+  void film(const std::filesystem::path& path, const EvalSnapshot& s) const;
   void on_episode(const EpisodeEnd& e);
   void log_iteration(const Iteration& it);
   Error explain_nonfinite(const NonFiniteUpdate& e) const;
@@ -99,8 +110,14 @@ class TrainJob {
   std::optional<MonitorLog> monitor_;
   std::optional<TensorBoardWriter> tb_;
   std::map<std::string, std::string> meta_;
-  EvalConfig eval_cfg_;
+  EvalConfig eval_cfg_;  // set by the constructor, then read only (evaluation threads read it)
   double last_print_ = -1;
+  // Wall seconds training waited for periodic evaluations (their whole time when synchronous;
+  // beside training, the waits for the previous one), printed at the end.
+  double eval_wait_ = 0;
+  // Periodic evaluations beside training (run.eval_async; null: synchronous). Last, so that it is
+  // destroyed first: its thread reads config_, options_, eval_cfg_ and run_dir_ until joined.
+  std::unique_ptr<BackgroundEval> background_;
 };
 
 TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
@@ -143,6 +160,14 @@ TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
   eval_cfg_.env_options.values = config.env.options;
   eval_cfg_.seed = derive_seed(config.run.seed, 0xe7a1);  // envs unseen by training
   eval_cfg_.deterministic = true;
+  // Synchronous where a thread beside training is wrong: every rank must agree at the same update
+  // on run.stop_at_target, and envs from Python are built and stepped under the GIL.
+  if (config.run.eval_async && config.run.eval_every > 0 && (comm_ || options.make_env))
+    spdlog::info("run.eval_async: evaluations are synchronous in {}",
+                 comm_ ? "data-parallel runs" : "runs on envs given from Python");
+  if (config.run.eval_async && lead_ && !comm_ && !options.make_env)
+    background_ = std::make_unique<BackgroundEval>(
+        [this](const EvalSnapshot& s) { return run_eval(s, config_.run.eval_episodes); });
 }
 
 void TrainJob::find_target() {
@@ -273,16 +298,26 @@ std::vector<double> TrainJob::segments_now() const {
   return s;
 }
 
+// The policy as it is now (a checkpoint) or as it was when `s` was taken (the best checkpoint).
 void TrainJob::save_policy(const std::filesystem::path& path) const {
   auto m = meta_;
   m[kMetaEnvSteps] = std::to_string(algo_->env_steps());
   policy::save_policy(path, algo_->spec(), algo_->policy_tensors(), m);
 }
 
+void TrainJob::save_policy(const std::filesystem::path& path, const EvalSnapshot& s) const {
+  auto m = meta_;
+  m[kMetaEnvSteps] = std::to_string(s.env_steps);
+  policy::save_policy(path, s.spec, s.tensors, m);
+}
+
 // The latest checkpoint and everything a resume needs (resume_state.h). A data-parallel run
 // gathers every rank's algorithm state to rank 0 (every rank calls this at the same points) and
-// checks on the way that the ranks still hold the same weights.
-void TrainJob::save_latest() {
+// checks on the way that the ranks still hold the same weights. `pending_eval_seconds`: the
+// evaluation of these weights is about to run beside training (a resume runs it again); no
+// other evaluation may be pending, as the state's eval rows, best and target must be final.
+void TrainJob::save_latest(std::optional<double> pending_eval_seconds) {
+  RECUR_ASSERT(!background_ || !background_->busy());
   AlgorithmState mine = algo_->save_state();
   std::vector<std::string> rank_states = {mine.json};
   if (comm_) {
@@ -314,6 +349,7 @@ void TrainJob::save_latest() {
   state.job.segments = segments_now();
   state.job.target_env_steps = result_.target_env_steps;
   state.job.target_seconds = result_.target_seconds;
+  state.job.pending_eval_seconds = pending_eval_seconds;
   write_file_atomic(run_dir_->trainer_state(), resume_file_text(state, saved_));
   save_policy(run_dir_->latest_checkpoint());
   // Tensor files that no generation on disk names any more (also those of a killed process).
@@ -327,12 +363,45 @@ void TrainJob::save_latest() {
   saved_ = std::move(state);
 }
 
-// An evaluation on rank 0 (the others hand it their states and learn whether the target was
-// reached: run.stop_at_target must stop every rank), then the latest checkpoint. The target and,
-// for the final one, the run's end are recorded before that save, so a resume knows them.
+// The policy now, with its env step and elapsed seconds, for an evaluation of these weights.
+EvalSnapshot TrainJob::snapshot_now(bool final_eval) const {
+  EvalSnapshot s;
+  s.spec = algo_->spec();
+  s.tensors = algo_->policy_tensors();
+  s.env_steps = algo_->env_steps();
+  s.seconds = elapsed_now();
+  // run.video_every_evals: every K-th evaluation (counted by eval.csv's rows, this one included:
+  // none is pending when a snapshot is taken) and the final one film an episode.
+  const int k = config_.run.video_every_evals;
+  s.film = k > 0 && (final_eval || (job_.eval_rows + 1) % k == 0);
+  return s;
+}
+
+// One evaluation of `s` (then its video, when due) on envs and an actor of its own. Reads only
+// what does not change during training: it also runs on the background evaluation's thread.
+EvalResult TrainJob::run_eval(const EvalSnapshot& s, int episodes) const {
+  EvalConfig cfg = eval_cfg_;
+  cfg.episodes = episodes;
+  cfg.num_envs = std::min(episodes, 8);
+  EvalResult r;
+  if (!options_.make_env) {
+    r = evaluate_policy(s.spec, s.tensors, cfg);
+  } else if (auto env = options_.make_env(cfg.num_envs, false)) {
+    r = evaluate_policy(s.spec, s.tensors, cfg, *env);
+  } else {
+    spdlog::warn("no evaluation at {} env steps: the envs given cannot build evaluation envs",
+                 s.env_steps);
+  }
+  if (s.film && !r.returns.empty())
+    film(run_dir_->path() / "videos" / fmt::format("rl-video-eval-{}.mp4", s.env_steps), s);
+  return r;
+}
+
+// A synchronous evaluation on rank 0 (the others hand it their states and learn whether the
+// target was reached: run.stop_at_target must stop every rank), then the latest checkpoint. The
+// target and, for the final one, the run's end are recorded before that save, so a resume knows
+// them.
 EvalResult TrainJob::evaluate(int episodes, bool final_eval) {
-  eval_cfg_.episodes = episodes;
-  eval_cfg_.num_envs = std::min(episodes, 8);
   EvalResult r;
   if (!lead_) {
     save_latest();
@@ -341,15 +410,11 @@ EvalResult TrainJob::evaluate(int episodes, bool final_eval) {
     if (reached[0] != 0 && !result_.target_env_steps) result_.target_env_steps = reached[0];
     return r;
   }
-  if (!options_.make_env) {
-    r = evaluate_policy(algo_->spec(), algo_->policy_tensors(), eval_cfg_);
-  } else if (auto env = options_.make_env(eval_cfg_.num_envs, false)) {
-    r = evaluate_policy(algo_->spec(), algo_->policy_tensors(), eval_cfg_, *env);
-  } else {
-    spdlog::warn("no evaluation at {} env steps: the envs given cannot build evaluation envs",
-                 algo_->env_steps());
-  }
-  if (!r.returns.empty()) log_evaluation(r, final_eval);  // empty: no evaluation envs
+  const EvalSnapshot s = snapshot_now(final_eval);
+  const auto t0 = Clock::now();
+  r = run_eval(s, episodes);
+  if (!final_eval) eval_wait_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!r.returns.empty()) log_evaluation(s, r, final_eval, elapsed_now());  // empty: no envs
   job_.finished = final_eval;
   save_latest();
   if (comm_) {
@@ -359,9 +424,73 @@ EvalResult TrainJob::evaluate(int episodes, bool final_eval) {
   return r;
 }
 
-// eval.csv, TensorBoard, a video now and then, the best checkpoint and the time to target.
-void TrainJob::log_evaluation(const EvalResult& r, bool final_eval) {
-  const int64_t steps = algo_->env_steps();
+// A periodic evaluation beside training (run.eval_async): the previous one is waited for and
+// logged first (one at a time, results in order; the only place training waits for an
+// evaluation), then the latest checkpoint is saved with these very weights and the evaluation
+// marked pending in its resume state, so that a run stopped before the result arrives runs it
+// again on resume (rerun_pending_eval).
+void TrainJob::start_background_eval() {
+  collect_background_eval(true);
+  EvalSnapshot s = snapshot_now(false);
+  job_.finished = false;
+  save_latest(s.seconds);
+  background_->submit(std::move(s));
+}
+
+// The background evaluation's result, logged if it has arrived (or once it has, with `wait`);
+// its exception, if it threw, is rethrown here. True: a result was logged.
+bool TrainJob::collect_background_eval(bool wait) {
+  if (!background_) return false;
+  const auto t0 = Clock::now();
+  const std::optional<EvalOutcome> out = wait ? background_->wait() : background_->poll();
+  if (wait) eval_wait_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!out || out->result.returns.empty()) return false;
+  const double ready = job_.elapsed + std::chrono::duration<double>(out->finished - start_).count();
+  log_evaluation(out->snapshot, out->result, false, ready);
+  return true;
+}
+
+// On the way out of a failed run: the pending evaluation is joined, its result only printed.
+// The resume state on disk is the one saved when it started, with it pending (every other save
+// waits for it), so a resume runs it again and logs it; logging it here too would log it twice.
+// An error of its own is only warned of: the run's error is the one to report.
+void TrainJob::finish_background_eval_on_error() noexcept {
+  if (!background_) return;
+  try {
+    if (const auto out = background_->wait(); out && !out->result.returns.empty())
+      spdlog::warn(
+          "the evaluation at {} env steps returned {:.2f}; not logged, as the run "
+          "failed: a resume runs it again",
+          out->snapshot.env_steps, out->result.mean_return());
+  } catch (const std::exception& e) {
+    spdlog::warn("the evaluation running beside training failed too: {}", e.what());
+  }
+}
+
+// A resumed run whose latest checkpoint was saved with its evaluation pending (run.eval_async)
+// runs that evaluation now, on the checkpoint's weights (those the algorithm was restored to),
+// with the seconds recorded when they were taken: as if the stopped run had logged it.
+void TrainJob::rerun_pending_eval() {
+  const std::optional<double> seconds = std::exchange(job_.pending_eval_seconds, std::nullopt);
+  if (!seconds || !lead_) return;
+  EvalSnapshot s = snapshot_now(false);
+  s.seconds = *seconds;
+  spdlog::info("evaluating the checkpoint at {} env steps again: its result was not logged",
+               s.env_steps);
+  if (background_) {
+    background_->submit(std::move(s));
+    return;
+  }
+  const EvalResult r = run_eval(s, config_.run.eval_episodes);
+  if (!r.returns.empty()) log_evaluation(s, r, false, elapsed_now());
+}
+
+// eval.csv, TensorBoard, the best checkpoint and the time to target, all of the evaluated
+// weights `s` (its env step; its seconds when taken). `ready`: the elapsed seconds when the
+// result was ready (later than s.seconds by the evaluation, and by training beside it).
+void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r, bool final_eval,
+                              double ready) {
+  const int64_t steps = s.env_steps;
   eval_log_->row(steps, r.mean_return(), r.std_return(), r.mean_length(),
                  static_cast<int64_t>(r.returns.size()));
   ++job_.eval_rows;
@@ -371,19 +500,18 @@ void TrainJob::log_evaluation(const EvalResult& r, bool final_eval) {
     tb_->scalar("eval/mean_ep_length", r.mean_length(), steps);
     tb_->flush();
   }
-  // run.video_every_evals: every K-th evaluation and the final one film an episode.
-  const int k = config_.run.video_every_evals;
-  if (k > 0 && (final_eval || job_.eval_rows % k == 0))
-    film(run_dir_->path() / "videos" / fmt::format("rl-video-eval-{}.mp4", steps));
   if (!job_.best || r.mean_return() > *job_.best) {
     job_.best = r.mean_return();
-    save_policy(run_dir_->best_checkpoint());
+    save_policy(run_dir_->best_checkpoint(), s);
   }
-  spdlog::info("eval at {} steps: return {:.2f} +- {:.2f} over {} episodes", steps, r.mean_return(),
-               r.std_return(), r.returns.size());
+  spdlog::info(
+      "eval at {} steps{}: return {:.2f} +- {:.2f} over {} episodes (weights of {:.1f} s, "
+      "result at {:.1f} s)",
+      steps, final_eval ? " (final)" : "", r.mean_return(), r.std_return(), r.returns.size(),
+      s.seconds, ready);
   if (result_.target && !result_.target_env_steps && r.mean_return() >= *result_.target) {
     result_.target_env_steps = steps;
-    result_.target_seconds = elapsed_now();
+    result_.target_seconds = s.seconds;
     spdlog::info("target {:.2f} reached at {} env steps, {:.1f} s (first evaluation >= target)",
                  *result_.target, *result_.target_env_steps, result_.target_seconds);
   }
@@ -392,25 +520,24 @@ void TrainJob::log_evaluation(const EvalResult& r, bool final_eval) {
 // The evaluation's first episode (reset seed derive_seed(eval seed, 0), deterministic), filmed
 // with its own env, actor and RNG: training continues exactly as without it. A video that cannot
 // be made is a warning, never the end of the run.
-void TrainJob::film(const std::filesystem::path& path) const {
+void TrainJob::film(const std::filesystem::path& path, const EvalSnapshot& s) const {
   if (options_.make_env && !options_.record_video) return;  // envs from outside, no filmer given
   try {
     std::filesystem::create_directories(path.parent_path());
     double r = 0;
     if (options_.make_env) {
-      r = options_.record_video(path.string(), algo_->spec(), algo_->policy_tensors(),
-                                eval_cfg_.seed);
+      r = options_.record_video(path.string(), s.spec, s.tensors, eval_cfg_.seed);
     } else {
       Options env_options;
       env_options.values = config_.env.options;
       env_options.source =
           config_.env.options_source.empty() ? "env.options" : config_.env.options_source;
-      r = record::record_eval_video(algo_->spec(), algo_->policy_tensors(), config_.env.id,
-                                    env_options, eval_cfg_.seed, true, path.string());
+      r = record::record_eval_video(s.spec, s.tensors, config_.env.id, env_options, eval_cfg_.seed,
+                                    true, path.string());
     }
     spdlog::info("video {} (return {:.2f})", path.string(), r);
   } catch (const std::exception& e) {
-    spdlog::warn("no video at {} env steps: {}", algo_->env_steps(), e.what());
+    spdlog::warn("no video at {} env steps: {}", s.env_steps, e.what());
   }
 }
 
@@ -485,24 +612,37 @@ void TrainJob::settle() {
 }
 
 // The periodic checkpoint, then the evaluation. Both counters move on before the evaluation saves
-// the resume state, so that a resume from it does not repeat them.
+// the resume state, so that a resume from it does not repeat them. A background evaluation's
+// result is logged at the first boundary after it arrives (waited for at an evaluation point).
 bool TrainJob::after_iteration(const Iteration& it) {
   if (job_.next_ckpt > 0 && it.env_steps >= job_.next_ckpt) {
     if (lead_) save_policy(run_dir_->step_checkpoint(it.env_steps));
     while (job_.next_ckpt <= it.env_steps) job_.next_ckpt += config_.run.checkpoint_every;
   }
   const bool collecting = algo_->env_steps() < config_.run.total_env_steps;
-  if (job_.next_eval > 0 && it.env_steps >= job_.next_eval && collecting) {
+  const bool due = job_.next_eval > 0 && it.env_steps >= job_.next_eval && collecting;
+  if (due)
     while (job_.next_eval <= it.env_steps) job_.next_eval += config_.run.eval_every;
-    settle();
-    evaluate(config_.run.eval_episodes, false);
-    if (config_.run.stop_at_target && result_.target_env_steps) {
-      spdlog::info("run.stop_at_target: stopping at {} env steps", algo_->env_steps());
-      result_.stopped_at_target = true;
-      return true;
-    }
+  if (collect_background_eval(due) && stop_at_target()) return true;
+  if (!due) return false;
+  settle();
+  if (background_) {
+    start_background_eval();
+    return false;
   }
-  return false;
+  evaluate(config_.run.eval_episodes, false);
+  return stop_at_target();
+}
+
+// run.stop_at_target, after an evaluation was logged: true once the target is reached. With
+// evaluations beside training the run stops at the first update after the result arrived,
+// later than the target's own env step.
+bool TrainJob::stop_at_target() {
+  if (!config_.run.stop_at_target || !result_.target_env_steps) return false;
+  spdlog::info("run.stop_at_target: target reached at {} env steps; stopping at {} env steps",
+               *result_.target_env_steps, algo_->env_steps());
+  result_.stopped_at_target = true;
+  return true;
 }
 
 // Ctrl-C or SIGTERM reach every rank through the launcher, but not on the same update: every
@@ -518,6 +658,35 @@ bool TrainJob::stop_requested(int64_t env_steps) {
   return stop;
 }
 
+// Updates until the budget, a stop request or the target (run.stop_at_target); then, unless
+// interrupted, the final evaluation. Every way out waits for the evaluation beside training.
+void TrainJob::train_loop() {
+  rerun_pending_eval();
+  while (!algo_->done()) {
+    Iteration it;
+    try {
+      it = algo_->iterate([this](const EpisodeEnd& e) { on_episode(e); });
+    } catch (const NonFiniteUpdate& e) {
+      throw explain_nonfinite(e);
+    }
+    log_iteration(it);
+    if (after_iteration(it)) break;
+    if (stop_requested(it.env_steps) && !algo_->done()) {
+      settle();
+      collect_background_eval(true);
+      save_latest();
+      if (lead_)
+        spdlog::warn("interrupted at {} env steps: checkpoint written to {}", algo_->env_steps(),
+                     run_dir_->latest_checkpoint().string());
+      result_.interrupted = true;
+      return;
+    }
+  }
+  settle();  // a stop at the target may come between evaluation points
+  collect_background_eval(true);
+  result_.final_eval = evaluate(config_.run.final_eval_episodes, true);
+}
+
 TrainJobResult TrainJob::run() {
   open_run_dir();
   if (resuming_) resume();
@@ -531,26 +700,15 @@ TrainJobResult TrainJob::run() {
   } else {
     job_.finished = false;  // a complete run given a larger budget goes on
     open_logs();
-    while (!algo_->done()) {
-      Iteration it;
-      try {
-        it = algo_->iterate([this](const EpisodeEnd& e) { on_episode(e); });
-      } catch (const NonFiniteUpdate& e) {
-        throw explain_nonfinite(e);
-      }
-      log_iteration(it);
-      if (after_iteration(it)) break;
-      if (stop_requested(it.env_steps) && !algo_->done()) {
-        settle();
-        save_latest();
-        if (lead_)
-          spdlog::warn("interrupted at {} env steps: checkpoint written to {}", algo_->env_steps(),
-                       run_dir_->latest_checkpoint().string());
-        result_.interrupted = true;
-        break;
-      }
+    try {
+      train_loop();
+    } catch (...) {
+      finish_background_eval_on_error();
+      throw;
     }
-    if (!result_.interrupted) result_.final_eval = evaluate(config_.run.final_eval_episodes, true);
+    if (lead_ && job_.eval_rows > 1)
+      spdlog::info("training waited {:.2f} s for its periodic evaluations ({})", eval_wait_,
+                   background_ ? "run beside it: run.eval_async" : "synchronous");
   }
   result_.env_steps = algo_->env_steps();
   result_.seconds = result_.already_complete ? job_.elapsed : elapsed_now();

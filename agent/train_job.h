@@ -1,8 +1,10 @@
 // A training job end to end, whatever the algorithm (agent/algorithm.h): creates the run directory
 // (resolved config.yaml, progress.csv, monitor.csv, eval.csv, tb/, checkpoints/), runs the
-// algorithm, evaluates on a schedule, keeps the latest, best-by-eval and periodic checkpoints,
-// prints a progress line, and ends with a final deterministic evaluation. A stop request (Ctrl-C)
-// finishes the current update, writes a checkpoint and returns normally. The class behind
+// algorithm, evaluates on a schedule (beside training, on a copy of the weights, with
+// run.eval_async: agent/run/background_eval.h), keeps the latest, best-by-eval and periodic
+// checkpoints, prints a progress line, and ends with a final deterministic evaluation. A stop
+// request (Ctrl-C) finishes the current update, waits for a running evaluation, writes a
+// checkpoint and returns normally. The class behind
 // run_train_job (TrainJob) is in train_job.cc; what it writes is described by agent/run/
 // (progress_table.h: progress.csv and TensorBoard from one table; resume_state.h: the resume
 // file).

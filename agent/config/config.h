@@ -118,6 +118,10 @@ struct RunConfig {
   // Stop after the first periodic evaluation that reaches the target (the final evaluation still
   // runs), as Stable-Baselines3's StopTrainingOnRewardThreshold. Needs a target.
   bool stop_at_target = false;
+  // Periodic evaluations run on a thread of their own beside training, on a snapshot of the
+  // weights (agent/run/background_eval.h); false: training waits for each. Synchronous anyway for
+  // data-parallel runs and envs given from Python. The final evaluation is always synchronous.
+  bool eval_async = true;
 
   bool operator==(const RunConfig&) const = default;
 };

@@ -39,6 +39,8 @@ JobState parse_job(const json& job) {
     o.segments = {o.elapsed};
   }
   if (job.contains("finished")) o.finished = boolean(job["finished"], "job.finished");
+  if (job.contains("pending_eval_seconds") && !job["pending_eval_seconds"].is_null())
+    o.pending_eval_seconds = real(job["pending_eval_seconds"], "job.pending_eval_seconds");
   return o;
 }
 
@@ -63,20 +65,22 @@ ResumeState parse_generation(const json& state) {
 
 json generation_json(const ResumeState& s) {
   const JobState& j = s.job;
-  json job = {{"env_steps", j.env_steps},
-              {"returns", j.returns},
-              {"lengths", j.lengths},
-              {"episodes", j.episodes},
-              {"progress_rows", j.progress_rows},
-              {"eval_rows", j.eval_rows},
-              {"next_eval", j.next_eval},
-              {"next_ckpt", j.next_ckpt},
-              {"best", j.best ? json(*j.best) : json()},
-              {"elapsed", j.elapsed},
-              {"target_env_steps", j.target_env_steps ? json(*j.target_env_steps) : json()},
-              {"target_seconds", j.target_seconds},
-              {"segments", j.segments},
-              {"finished", j.finished}};
+  json job = {
+      {"env_steps", j.env_steps},
+      {"returns", j.returns},
+      {"lengths", j.lengths},
+      {"episodes", j.episodes},
+      {"progress_rows", j.progress_rows},
+      {"eval_rows", j.eval_rows},
+      {"next_eval", j.next_eval},
+      {"next_ckpt", j.next_ckpt},
+      {"best", j.best ? json(*j.best) : json()},
+      {"elapsed", j.elapsed},
+      {"target_env_steps", j.target_env_steps ? json(*j.target_env_steps) : json()},
+      {"target_seconds", j.target_seconds},
+      {"segments", j.segments},
+      {"finished", j.finished},
+      {"pending_eval_seconds", j.pending_eval_seconds ? json(*j.pending_eval_seconds) : json()}};
   RECUR_ASSERT(!s.trainer_states.empty());
   json state = {{"trainer", s.trainer_states.front()}, {"job", job}};
   if (s.trainer_states.size() > 1)

@@ -6,7 +6,8 @@
 //    "trainer_tensors": "<file in checkpoints/>",     (only for algorithms with tensor state)
 //    "job":     {"env_steps", "returns", "lengths", "episodes", "progress_rows", "eval_rows",
 //                "next_eval", "next_ckpt", "best", "elapsed",
-//                "target_env_steps", "target_seconds", "segments", "finished"},
+//                "target_env_steps", "target_seconds", "segments", "finished",
+//                "pending_eval_seconds"},
 //    "previous": {the same, of the checkpoint before}}
 //
 // Each rank's text is the algorithm's own (e.g. PPO's "recur.trainer_state/1",
@@ -41,6 +42,11 @@ struct JobState {
   // checkpoint.
   std::vector<double> segments;
   bool finished = false;  // the final evaluation is written: the run is complete
+  // An evaluation of this checkpoint's weights (at env_steps) was running beside training
+  // (run.eval_async) when the state was saved: its result is not in eval_rows, best or the target.
+  // A resume runs it again; the value is the elapsed seconds when its weights were taken (its time
+  // to target). Absent: no evaluation pending (and in files from before run.eval_async).
+  std::optional<double> pending_eval_seconds;
 };
 
 struct ResumeState {

@@ -210,6 +210,8 @@ TEST_CASE("the time to target is reported, and run.stop_at_target ends the run t
   CHECK(go_on.env_steps == 2048);  // without stop_at_target the run goes on to the end
 
   c.run.stop_at_target = true;
+  // Synchronous: stops exactly there (beside training it stops where the result arrives).
+  c.run.eval_async = false;
   const auto stopped = agent::run_train_job(c, agent::to_yaml(c), named("stopped"));
   CHECK(stopped.stopped_at_target);
   CHECK(!stopped.interrupted);

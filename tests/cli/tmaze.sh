@@ -57,7 +57,7 @@ case_tmaze_dynamics() {
   expect_text '\A-0\.100 4\.000 *\n\z'
 }
 
-# An LSTM learns it (configs/tmaze.yaml): stopped at the first evaluation at the threshold, in a
+# An LSTM learns it (configs/tmaze.yaml): stopped after the first evaluation at the threshold, in a
 # few seconds. The run directory records the plugin; eval and record find it there.
 case_tmaze_train() {
   : "${RECUR_TMAZE_RUN:?where the shared run goes}"
@@ -65,7 +65,7 @@ case_tmaze_train() {
   run_ok recur --log-level warn train "$CONFIGS/tmaze.yaml" --set "env.plugin=$RECUR_TMAZE" \
     --set "run.output_dir=$RECUR_TMAZE_RUN" --set run.stop_at_target=true \
     --set run.total_env_steps=150000 --set run.final_eval_episodes=20
-  expect_text 'target 3.80 reached at [0-9]+ env steps, [0-9.]+ s \(run.stop_at_target: stopped there\)'
+  expect_text 'target 3.80 reached at [0-9]+ env steps, [0-9.]+ s \(run.stop_at_target: stopped at [0-9]+ env steps\)'
 }
 
 case_tmaze_run_cleanup() {

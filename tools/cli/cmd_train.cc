@@ -72,9 +72,12 @@ void add_train_command(CLI::App& app, int& exit_code) {
       fmt::print("trained in {} segments (resumes): {} s\n", result.segments.size(), parts);
     }
     if (result.target && result.target_env_steps)
-      fmt::print("target {:.2f} reached at {} env steps, {:.1f} s{}\n", *result.target,
-                 *result.target_env_steps, result.target_seconds,
-                 result.stopped_at_target ? " (run.stop_at_target: stopped there)" : "");
+      fmt::print(
+          "target {:.2f} reached at {} env steps, {:.1f} s{}\n", *result.target,
+          *result.target_env_steps, result.target_seconds,
+          result.stopped_at_target
+              ? fmt::format(" (run.stop_at_target: stopped at {} env steps)", result.env_steps)
+              : "");
     else if (result.target)
       fmt::print("target {:.2f} not reached by any evaluation\n", *result.target);
   });

@@ -1,0 +1,39 @@
+#include "agent/run/background_eval.h"
+
+#include <utility>
+
+#include "core/error.h"
+
+namespace recur::agent {
+
+BackgroundEval::BackgroundEval(Work work) : work_(std::move(work)) {}
+
+BackgroundEval::~BackgroundEval() {
+  if (future_.valid()) future_.wait();  // std::async's future would also block; said explicitly
+}
+
+void BackgroundEval::submit(EvalSnapshot snapshot) {
+  RECUR_ASSERT(!future_.valid());
+  // The snapshot moves into the task: the thread owns everything it reads except work_, which
+  // the job keeps alive (and unchanged) until the future is taken or this object is destroyed.
+  future_ = std::async(std::launch::async, [this, s = std::move(snapshot)]() mutable {
+    EvalOutcome out;
+    out.result = work_(s);
+    out.snapshot = std::move(s);
+    out.finished = std::chrono::steady_clock::now();
+    return out;
+  });
+}
+
+std::optional<EvalOutcome> BackgroundEval::poll() {
+  if (!future_.valid() || future_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return std::nullopt;
+  return future_.get();  // get() invalidates the future and rethrows the task's exception
+}
+
+std::optional<EvalOutcome> BackgroundEval::wait() {
+  if (!future_.valid()) return std::nullopt;
+  return future_.get();
+}
+
+}  // namespace recur::agent

@@ -75,7 +75,10 @@ std::vector<ScalarEvent> read_tensorboard_scalars(const std::filesystem::path& f
 // For a resume from the checkpoint at env step `last_step`: in every event file of `dir`, keeps
 // the records up to that step and drops those after it (logged after the checkpoint, and logged
 // again by the resumed run) and a partial last record, so that the directory read as a whole holds
-// each step once, as the CSV logs do. Steps grow within a file (recur's writer logs in order).
+// each step once, as the CSV logs do. Steps grow within a file, except that a background
+// evaluation's eval/* record (run.eval_async) can follow train/* records of later steps; the trim
+// stops at the first record past `last_step`, so it also drops such a result, and the resumed run
+// evaluates that checkpoint again (its evaluation is pending in the resume state).
 // Throws recur::Error naming a corrupt file.
 void trim_tensorboard_logs(const std::filesystem::path& dir, int64_t last_step);
 

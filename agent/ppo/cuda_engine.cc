@@ -1,12 +1,16 @@
 // The CUDA PPO engine (engine.h): one minibatch of recurrent PPO with every tensor on the GPU.
 //
-//   begin_update   the rollout's float arrays (T, N, ...) uploaded once per update
+//   begin_update   the rollout's float arrays (T, N, ...) and its stored initial states (N, S)
+//                  uploaded once per update
 //   compute        row index (T*B) -> gather obs, actions, old log-probs / values, advantages,
-//                  returns -> advantage normalization -> CudaPolicyLearner::evaluate -> PPO loss
-//                  kernel (per-sample gradients + 5 sums) -> backward -> squared grad norm;
+//                  returns -> advantage normalization -> CudaPolicyLearner::evaluate (each
+//                  core's initial states gathered on the device from the uploaded table) -> PPO
+//                  loss kernel (per-sample gradients + 5 sums) -> backward -> squared grad norm;
 //                  ONE synchronization: 6 doubles come back (the loss sums and the norm)
-//   apply          clip factor and Adam's bias corrections on the host, one kernel over every
-//                  parameter group (scale + Adam); nothing comes back
+//   apply          the step guard kernel decides the skip and the clip factor on the device
+//                  (kernels/step_guard.h, the host's formulas), Adam's bias corrections on the
+//                  host, one kernel over every parameter group (scale + Adam) reading the factor
+//                  from device memory; nothing comes back
 //
 // The per-sample formulas are kernels/learner_math.h's, shared with the host engine. Reductions
 // are deterministic (fixed trees), so a run repeats bit for bit on the same GPU. Adam's moments
@@ -23,6 +27,7 @@
 #include "kernels/optimizer.h"
 #include "kernels/ppo_loss.h"
 #include "kernels/reduction.h"
+#include "kernels/step_guard.h"
 #include "policy/cuda/cuda_policy_actor.h"
 #include "policy/cuda/cuda_policy_learner.h"
 #include "policy/policy_actor.h"
@@ -55,6 +60,9 @@ class CudaPpoEngine final : public PpoEngine {
     scratch_.resize(static_cast<size_t>(kernels::kReductionScratch));
     sums_.resize(6);
     sums_host_.resize(6);
+    guard_.resize(1);
+    nonfinite_.resize(1);
+    nonfinite_.zero(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
@@ -99,14 +107,20 @@ class CudaPpoEngine final : public PpoEngine {
     up(old_values_, r.values);
     up(advantages_, r.advantages);
     up(returns_, r.returns);
+    // The stored initial states stay on the device for the update: each minibatch's cores gather
+    // theirs with one kernel (kernels/state_gather.h) instead of host copies.
+    RECUR_CHECK(r.state_size == learner_.spec().state_size(),
+                "the rollout's stored states have {} floats per env, the policy's {}", r.state_size,
+                learner_.spec().state_size());
+    up(state_table_, r.initial_state);
     // Pageable sources: the copies above have completed when the calls return (or are staged),
     // so the host may reuse the rollout; wait anyway to keep the contract obvious.
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
   // Rows of the (T, N) arrays that make the (T, B) minibatch of env columns `envs` (uploaded to
-  // rows_), and the host-side episode flags and initial states (they shape cuDNN's sub-sequence
-  // plan).
+  // rows_), the host-side episode flags (they shape cuDNN's sub-sequence plan) and the rows of
+  // the device state table the envs start from.
   void stage_rows(std::span<const int> envs, cudaStream_t s) {
     const Rollout& r = *r_;
     const int T = r.T, N = r.N, B = static_cast<int>(envs.size());
@@ -119,10 +133,7 @@ class CudaPpoEngine final : public PpoEngine {
         rows_host_.data()[static_cast<size_t>(t) * B + j] = static_cast<int32_t>(src);
         starts_[static_cast<size_t>(t) * B + j] = r.episode_start[src];
       }
-    state0_.resize(static_cast<size_t>(B) * r.state_size);
-    for (int j = 0; j < B; ++j)
-      std::copy_n(r.initial_state.begin() + static_cast<size_t>(envs[j]) * r.state_size,
-                  r.state_size, state0_.begin() + static_cast<size_t>(j) * r.state_size);
+    table_rows_.assign(envs.begin(), envs.end());
     rows_.reserve(m);
     rows_.upload(std::span<const int32_t>(rows_host_.data(), m), s);
   }
@@ -144,8 +155,9 @@ class CudaPpoEngine final : public PpoEngine {
     kernels::launch_gather_rows(actions_.data(), mb_actions_.data(), rows_.data(),
                                 static_cast<int>(m), r.action_dim, s);
     for (auto* b : {&logp_, &ent_, &values_}) b->reserve(m);
-    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state0_, logp_.data(),
-                      ent_.data(), values_.data());
+    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state_table_.data(),
+                      static_cast<size_t>(r.state_size), table_rows_, logp_.data(), ent_.data(),
+                      values_.data());
     logp_.download(out, s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
@@ -182,8 +194,9 @@ class CudaPpoEngine final : public PpoEngine {
     for (auto* b : {&logp_, &ent_, &values_, &d_logp_, &d_ent_, &d_values_}) b->reserve(m);
     learner_.zero_gradients();
     learner_.mark("zero gradients");
-    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state0_, logp_.data(),
-                      ent_.data(), values_.data());
+    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state_table_.data(),
+                      static_cast<size_t>(r.state_size), table_rows_, logp_.data(), ent_.data(),
+                      values_.data());
     kernels::launch_ppo_loss(logp_.data(), mb_old_logp_.data(), mb_adv_.data(), values_.data(),
                              mb_old_values_.data(), mb_returns_.data(), ent_.data(),
                              static_cast<int>(m), loss, d_logp_.data(), d_ent_.data(),
@@ -207,6 +220,8 @@ class CudaPpoEngine final : public PpoEngine {
     out.clip_fraction = h[4] * inv_m;
     out.loss = out.policy_loss + loss.vf_coef * out.value_loss - loss.ent_coef * out.entropy;
     out.grad_norm = std::sqrt(h[5]);
+    last_m_ = static_cast<int>(m);
+    last_loss_ = loss;
     return out;
   }
 
@@ -250,13 +265,22 @@ class CudaPpoEngine final : public PpoEngine {
     return std::sqrt(sums_host_.data()[5]);
   }
 
-  void apply(double grad_norm, double max_grad_norm, double lr) override {
+  // The factor is decided on the device from the sums the last compute() (or
+  // average_gradients()) left in sums_: kernels::step_guard is the updater's non-finite test and
+  // kernels::clip_scale on the same doubles, so it equals clip_scale(grad_norm, max_grad_norm)
+  // bit for bit (grad_norm = sqrt(sums_[5]) is what compute() returned). The updater calls apply
+  // only for finite minibatches, so the guard's skip does not fire today; it is what lets a
+  // minibatch run without its host read (the count in nonfinite_ is then read once per update).
+  void apply(double /*grad_norm*/, double max_grad_norm, double lr) override {
+    RECUR_ASSERT(last_m_ > 0);
     ++step_;
     const kernels::AdamCoefficients a =
         kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr, step_);
-    kernels::launch_scale_and_adam(groups_, kernels::clip_scale(grad_norm, max_grad_norm), a,
-                                   learner_.stream());
-    learner_.mark("host turn + clip + adam");
+    const cudaStream_t s = learner_.stream();
+    kernels::launch_step_guard(sums_.data(), last_m_, last_loss_, max_grad_norm, guard_.data(),
+                               nonfinite_.data(), s);
+    kernels::launch_scale_and_adam(groups_, guard_.data(), a, s);
+    learner_.mark("step guard + clip + adam");
   }
 
   void set_stage_marker(policy::StageMarker* marker) override { learner_.set_stage_marker(marker); }
@@ -334,7 +358,14 @@ class CudaPpoEngine final : public PpoEngine {
   kernels::DeviceBuffer<float> flat_;  // average_gradients(): every gradient, then `extra`
   std::vector<float> flat_host_;       // ... staged through the host without NCCL
   std::vector<uint8_t> starts_;
-  policy::AlignedVector<float> state0_;
+  kernels::DeviceBuffer<float> state_table_;  // the rollout's stored states (N, state_size)
+  std::vector<int32_t> table_rows_;           // (B) the minibatch's envs: rows of state_table_
+  // The step guard (apply): the last compute()'s shape and loss coefficients, the device-side
+  // decision, and the count of non-finite minibatches the guard skipped.
+  int last_m_ = 0;
+  kernels::PpoLossConfig last_loss_;
+  kernels::DeviceBuffer<kernels::StepGuard> guard_;
+  kernels::DeviceBuffer<int> nonfinite_;
 };
 
 }  // namespace

@@ -66,6 +66,14 @@ class CudaPolicyLearner {
   void evaluate(int T, int B, const float* obs, const float* actions,
                 std::span<const uint8_t> episode_start, std::span<const float> initial_state,
                 float* log_probs, float* entropies, float* values);
+  // The same with the initial states kept on the device: slot b starts from the policy state
+  // (spec.state_size() floats, [actor core | critic core]) at state_table + table_rows[b] *
+  // table_stride. state_table: device, read when the stream gets there; table_rows: host (B).
+  // Each tower's cuDNN executor gathers its part with one kernel (no host copies).
+  void evaluate(int T, int B, const float* obs, const float* actions,
+                std::span<const uint8_t> episode_start, const float* state_table,
+                size_t table_stride, std::span<const int32_t> table_rows, float* log_probs,
+                float* entropies, float* values);
   // Gradients of the loss w.r.t. the last evaluate's outputs (T, B) each, device; ADDED.
   void backward(const float* d_log_probs, const float* d_entropies, const float* d_values);
   void zero_gradients();
@@ -103,6 +111,12 @@ class CudaPolicyLearner {
     AlignedVector<float> state0;                      // host (B, core state)
   };
   void activate() const;
+  // evaluate's body: the states from `initial_state` (host), or from `device_states` when not
+  // null (its table pointing at the policy state; each tower offsets it to its core's part).
+  void evaluate_impl(int T, int B, const float* obs, const float* actions,
+                     std::span<const uint8_t> episode_start, std::span<const float> initial_state,
+                     const CudnnSequenceExecutor::DeviceStateTable* device_states, float* log_probs,
+                     float* entropies, float* values);
   TensorMap collect(bool gradients) const;
   int towers() const { return spec_.shared_core ? 1 : 2; }
 

@@ -90,6 +90,18 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   // Enqueued on stream(); y is ready when the stream gets there.
   void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
                       std::span<const float> initial_state, float* y);
+  // Initial states kept on the device: env b of the batch starts from the state at
+  // table + rows[b] * stride ([h of layers | c of layers], S floats; stride >= S). table: device,
+  // read when the stream gets there; rows: host (B). A learner keeps the rollout's stored states
+  // there once per update, and one kernel (kernels/state_gather.h) assembles hx/cx per batch,
+  // in place of host copies.
+  struct DeviceStateTable {
+    const float* table = nullptr;
+    size_t stride = 0;
+    std::span<const int32_t> rows;
+  };
+  void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
+                      const DeviceStateTable& initial_states, float* y);
   // Backward of the last forward_device: dy (T, B, H) device; dx (T, B, input) device written
   // unless nullptr; gradients ADDED into device_gradients(). No d_initial_state (PPO does not
   // train the stored states). Enqueued on stream().
@@ -120,8 +132,10 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   // Plans the batch, sets the descriptors, grows the buffers and uploads the index arrays and
   // hx/cx (host-mirror mode: the weights too); then the staged forward runs from device x into
   // device y, and the staged backward from device dy.
+  // Initial states from the host span, or (device_states not null) gathered on the device.
   void stage_forward(int T, int B, std::span<const uint8_t> episode_start,
-                     std::span<const float> initial_state);
+                     std::span<const float> initial_state,
+                     const DeviceStateTable* device_states = nullptr);
   void run_staged_forward(const float* x, float* y);
   void run_staged_backward(const float* dy, float* dx);
   // Sets `desc` for `algo`; false when cuDNN refuses a persistent algo (other errors throw).
@@ -167,11 +181,12 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   cudnn::TensorDescriptor h_desc_;  // (L, N, H), for h and c
   size_t work_bytes_ = 0, reserve_bytes_ = 0;
   kernels::DeviceBuffer<unsigned char> work_, reserve_;
-  kernels::DeviceBuffer<int32_t> d_lengths_;                // (N) devSeqLengths
-  kernels::DeviceBuffer<int32_t> d_padded_row_;             // (T * B)
-  kernels::DeviceBuffer<int32_t> d_source_row_;             // (max_length * N)
-  kernels::DeviceBuffer<float> d_x_, d_x_pad_;              // (T, B, in), (max_length, N, in)
-  kernels::DeviceBuffer<float> d_y_, d_y_pad_;              // (T, B, H), (max_length, N, H)
+  kernels::DeviceBuffer<int32_t> d_lengths_;     // (N) devSeqLengths
+  kernels::DeviceBuffer<int32_t> d_padded_row_;  // (T * B)
+  kernels::DeviceBuffer<int32_t> d_source_row_;  // (max_length * N)
+  kernels::DeviceBuffer<int32_t> d_state_row_;   // (N) table row of sub-sequence n, -1 = zeros
+  kernels::DeviceBuffer<float> d_x_, d_x_pad_;   // (T, B, in), (max_length, N, in)
+  kernels::DeviceBuffer<float> d_y_, d_y_pad_;   // (T, B, H), (max_length, N, H)
   kernels::DeviceBuffer<float> d_hx_, d_cx_, d_hy_, d_cy_;  // (L, N, H); c only for LSTM
   kernels::DeviceBuffer<float> d_dy_pad_, d_dx_pad_;        // (max_length, N, H | in)
   kernels::DeviceBuffer<float> d_dhx_, d_dcx_;              // (L, N, H)

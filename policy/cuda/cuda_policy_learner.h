@@ -10,9 +10,10 @@
 //
 // backward(d_log_probs, d_entropies, d_values) runs the same chain back (distribution backward,
 // heads, the two head gradients summed when the core is shared, cuDNN backward data + weights,
-// encoders) and ADDS every parameter gradient, as PolicyLearner. episode_start (T, B) and the
-// initial states (B, state_size) come from the host: they shape cuDNN's sub-sequence plan
-// (policy/sequence_plan.h), which is host work anyway.
+// encoders) and ADDS every parameter gradient, as PolicyLearner. episode_start (T, B) comes from
+// the host: it shapes cuDNN's sub-sequence plan (policy/sequence_plan.h), which is host work
+// anyway. The initial states come from the host (B, state_size), or stay on the device in a
+// table the PPO engine uploads once per update (the second evaluate overload).
 //
 // Parameters live where the optimizer updates them: each MLP in one device buffer of Mlp's flat
 // layout, each core in cuDNN's opaque weight space (device-resident mode), log_std in its own

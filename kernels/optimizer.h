@@ -50,4 +50,10 @@ void launch_scale_and_adam(const ParamSegments& segments, float grad_scale,
 void launch_scale_and_adam(const ParamSegments& segments, const StepGuard* guard,
                            const AdamCoefficients& coefficients, cudaStream_t stream);
 
+// The same with Adam's coefficients also in device memory (the deferred steps: the step guard
+// picks them by the count of steps taken, kernels/step_guard.h). guard, coefficients: device,
+// read when the kernel runs.
+void launch_scale_and_adam(const ParamSegments& segments, const StepGuard* guard,
+                           const AdamCoefficients* coefficients, cudaStream_t stream);
+
 }  // namespace recur::kernels

@@ -17,4 +17,15 @@ namespace recur::kernels {
 void launch_step_guard(const double* sums, int m, const PpoLossConfig& config, double max_grad_norm,
                        StepGuard* guard, int* nonfinite_count, cudaStream_t stream);
 
+// One minibatch of a deferred run (kernels::deferred_step_guard on *counter): copies the 6 sums
+// to `record` (the host reads a run's records at once), writes *guard, and for a step taken
+// *chosen = coefficients[counter->applied before the step]: Adam's bias corrections for the
+// run's steps 1..count were computed on the host (count entries), and skipped minibatches do
+// not advance the index. All pointers device; coefficients read-only, the others written.
+void launch_deferred_step_guard(const double* sums, int m, const PpoLossConfig& config,
+                                double max_grad_norm, bool stop_on_nonfinite,
+                                const AdamCoefficients* coefficients, int count,
+                                StepCounter* counter, StepGuard* guard, AdamCoefficients* chosen,
+                                double* record, cudaStream_t stream);
+
 }  // namespace recur::kernels

@@ -38,4 +38,34 @@ RECUR_HD inline StepGuard step_guard(const double* sums, int m, const PpoLossCon
   return g;
 }
 
+// The doubles a minibatch leaves for the guard: 5 loss sums, then the squared gradient norm.
+inline constexpr int kStepSums = 6;
+
+// A run of minibatch steps enqueued without a host read between them (the CUDA engine's
+// deferred steps, agent/ppo/engine.h): what the steps so far decided, kept on the device.
+struct StepCounter {
+  int applied = 0;  // steps taken: Adam's step count within the run (skips do not advance it)
+  int stopped = 0;  // algo.on_nonfinite: stop saw a non-finite minibatch: every later one skips
+};
+
+// step_guard for the next minibatch of a run: as the updater decides it with a host read after
+// each minibatch. A non-finite minibatch skips (the updater then warns, or with
+// stop_on_nonfinite throws and takes no later step, so the rest of the run skips too).
+RECUR_HD inline StepGuard deferred_step_guard(const double* sums, int m, const PpoLossConfig& c,
+                                              double max_grad_norm, bool stop_on_nonfinite,
+                                              StepCounter& counter) {
+  if (counter.stopped) {
+    StepGuard g;
+    g.skip = 1;
+    return g;
+  }
+  const StepGuard g = step_guard(sums, m, c, max_grad_norm);
+  if (g.skip) {
+    if (stop_on_nonfinite) counter.stopped = 1;
+  } else {
+    ++counter.applied;
+  }
+  return g;
+}
+
 }  // namespace recur::kernels

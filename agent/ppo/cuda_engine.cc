@@ -11,6 +11,9 @@
 //                  (kernels/step_guard.h, the host's formulas), Adam's bias corrections on the
 //                  host, one kernel over every parameter group (scale + Adam) reading the factor
 //                  from device memory; nothing comes back
+//   step           (deferred steps, engine.h) compute's kernels, the guard and Adam enqueued
+//                  together with no synchronization; the guard also keeps the minibatch's 6
+//                  sums, read for the whole run by end_steps
 //
 // The per-sample formulas are kernels/learner_math.h's, shared with the host engine. Reductions
 // are deterministic (fixed trees), so a run repeats bit for bit on the same GPU. Adam's moments
@@ -61,6 +64,9 @@ class CudaPpoEngine final : public PpoEngine {
     sums_.resize(6);
     sums_host_.resize(6);
     guard_.resize(1);
+    chosen_.resize(1);
+    counter_.resize(1);
+    counter_host_.resize(1);
     nonfinite_.resize(1);
     nonfinite_.zero(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
@@ -164,6 +170,32 @@ class CudaPpoEngine final : public PpoEngine {
 
   MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
                           bool normalize_advantage) override {
+    enqueue_compute(envs, loss, normalize_advantage);
+    const cudaStream_t s = learner_.stream();
+    // The only synchronization of the minibatch: six doubles.
+    sums_.download(std::span<double>(sums_host_.data(), kernels::kStepSums), s);
+    learner_.mark("loss sums out");
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return result_of(sums_host_.data(), last_m_, loss);
+  }
+
+  // What compute() returns, from the 6 sums its kernels leave (the step guard's doubles).
+  static MinibatchResult result_of(const double* h, int m, const kernels::PpoLossConfig& loss) {
+    const double inv_m = 1.0 / static_cast<double>(m);
+    MinibatchResult out;
+    out.policy_loss = h[0] * inv_m;
+    out.value_loss = h[1] * inv_m;
+    out.entropy = h[2] * inv_m;
+    out.approx_kl = h[3] * inv_m;
+    out.clip_fraction = h[4] * inv_m;
+    out.loss = out.policy_loss + loss.vf_coef * out.value_loss - loss.ent_coef * out.entropy;
+    out.grad_norm = std::sqrt(h[5]);
+    return out;
+  }
+
+  // compute()'s device work, enqueued only: the loss sums and the squared norm end in sums_.
+  void enqueue_compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+                       bool normalize_advantage) {
     RECUR_ASSERT(r_ != nullptr);
     const Rollout& r = *r_;
     const cudaStream_t s = learner_.stream();
@@ -205,24 +237,8 @@ class CudaPpoEngine final : public PpoEngine {
     learner_.backward(d_logp_.data(), d_ent_.data(), d_values_.data());
     kernels::launch_grad_sq_norm(groups_, sums_.data() + 5, scratch_.data(), s);
     learner_.mark("grad norm");
-
-    // The only synchronization of the minibatch: six doubles.
-    sums_.download(std::span<double>(sums_host_.data(), 6), s);
-    learner_.mark("loss sums out");
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    const double* h = sums_host_.data();
-    const double inv_m = 1.0 / static_cast<double>(m);
-    MinibatchResult out;
-    out.policy_loss = h[0] * inv_m;
-    out.value_loss = h[1] * inv_m;
-    out.entropy = h[2] * inv_m;
-    out.approx_kl = h[3] * inv_m;
-    out.clip_fraction = h[4] * inv_m;
-    out.loss = out.policy_loss + loss.vf_coef * out.value_loss - loss.ent_coef * out.entropy;
-    out.grad_norm = std::sqrt(h[5]);
     last_m_ = static_cast<int>(m);
     last_loss_ = loss;
-    return out;
   }
 
   // The parameter groups' gradients are gathered into one flat device buffer (with `extra` at
@@ -281,6 +297,68 @@ class CudaPpoEngine final : public PpoEngine {
                                nonfinite_.data(), s);
     kernels::launch_scale_and_adam(groups_, guard_.data(), a, s);
     learner_.mark("step guard + clip + adam");
+  }
+
+  // Deferred steps (engine.h): Adam's bias corrections for the run's steps step_+1..step_+count
+  // go up once; each step's guard picks the next by the device count of steps taken, so a skip
+  // does not advance it, as the per-minibatch flow does not call apply() then. The records (the
+  // 6 sums of each minibatch) and the count come back in end_steps: one synchronization per run.
+  bool defers_steps() const override { return true; }
+
+  void begin_steps(int count, double max_grad_norm, double lr, bool stop_on_nonfinite) override {
+    RECUR_ASSERT(count >= 1 && run_steps_ == 0);
+    const cudaStream_t s = learner_.stream();
+    run_count_ = count;
+    run_max_grad_norm_ = max_grad_norm;
+    run_stop_ = stop_on_nonfinite;
+    const auto n = static_cast<size_t>(count);
+    // The pinned coefficients of the last run were copied: end_steps synchronized.
+    coefficients_host_.reserve(n);
+    for (int i = 0; i < count; ++i)
+      coefficients_host_.data()[i] = kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr,
+                                                                step_ + 1 + i);
+    coefficients_.reserve(n);
+    coefficients_.upload(std::span<const kernels::AdamCoefficients>(coefficients_host_.data(), n),
+                         s);
+    records_.reserve(n * kernels::kStepSums);
+    records_host_.reserve(n * kernels::kStepSums);
+    run_m_.clear();
+    run_loss_.clear();
+    run_m_.reserve(n);
+    run_loss_.reserve(n);
+    counter_.zero(s);
+  }
+
+  void step(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+            bool normalize_advantage) override {
+    RECUR_ASSERT(run_steps_ < run_count_);
+    const cudaStream_t s = learner_.stream();
+    enqueue_compute(envs, loss, normalize_advantage);
+    kernels::launch_deferred_step_guard(
+        sums_.data(), last_m_, loss, run_max_grad_norm_, run_stop_, coefficients_.data(),
+        run_count_, counter_.data(), guard_.data(), chosen_.data(),
+        records_.data() + static_cast<size_t>(run_steps_) * kernels::kStepSums, s);
+    kernels::launch_scale_and_adam(groups_, guard_.data(), chosen_.data(), s);
+    learner_.mark("step guard + clip + adam");
+    run_m_.push_back(last_m_);
+    run_loss_.push_back(loss);
+    ++run_steps_;
+  }
+
+  std::span<const MinibatchResult> end_steps() override {
+    const cudaStream_t s = learner_.stream();
+    const auto n = static_cast<size_t>(run_steps_) * kernels::kStepSums;
+    records_.download(std::span<double>(records_host_.data(), n), s);
+    counter_.download(std::span<kernels::StepCounter>(counter_host_.data(), 1), s);
+    learner_.mark("step records out");
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    run_results_.resize(static_cast<size_t>(run_steps_));
+    for (size_t i = 0; i < run_results_.size(); ++i)
+      run_results_[i] = result_of(records_host_.data() + i * kernels::kStepSums, run_m_[i],
+                                  run_loss_[i]);
+    step_ += counter_host_.data()[0].applied;
+    run_steps_ = 0;
+    return run_results_;
   }
 
   void set_stage_marker(policy::StageMarker* marker) override { learner_.set_stage_marker(marker); }
@@ -366,6 +444,20 @@ class CudaPpoEngine final : public PpoEngine {
   kernels::PpoLossConfig last_loss_;
   kernels::DeviceBuffer<kernels::StepGuard> guard_;
   kernels::DeviceBuffer<int> nonfinite_;
+  // Deferred steps: the run's shape, Adam's coefficients per step taken, the device count and
+  // decision, each step's 6 sums (records_), and its minibatch size and loss coefficients.
+  int run_count_ = 0, run_steps_ = 0;
+  double run_max_grad_norm_ = 0;
+  bool run_stop_ = false;
+  kernels::PinnedBuffer<kernels::AdamCoefficients> coefficients_host_;
+  kernels::DeviceBuffer<kernels::AdamCoefficients> coefficients_, chosen_;
+  kernels::DeviceBuffer<kernels::StepCounter> counter_;
+  kernels::PinnedBuffer<kernels::StepCounter> counter_host_;
+  kernels::DeviceBuffer<double> records_;
+  kernels::PinnedBuffer<double> records_host_;
+  std::vector<int> run_m_;
+  std::vector<kernels::PpoLossConfig> run_loss_;
+  std::vector<MinibatchResult> run_results_;
 };
 
 }  // namespace

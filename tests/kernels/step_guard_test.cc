@@ -97,6 +97,41 @@ TEST_CASE("step guard reference decides as the host updater") {
   CHECK(clips > 10);
 }
 
+// The deferred run as the updater's per-minibatch flow decides it: skip a non-finite minibatch,
+// and with on_nonfinite: stop skip every later one too (the updater throws there); Adam's count
+// advances only for steps taken.
+TEST_CASE("deferred step guard: skips do not count, and a stop skips the rest of the run") {
+  const k::PpoLossConfig c = loss_config();
+  const std::vector<Sums> all = cases();
+  const Sums good = all[0], bad = all[all.size() - 2];
+  REQUIRE(host_decision(bad, 64, c, 0.5).skip == 1);
+  REQUIRE(host_decision(good, 64, c, 0.5).skip == 0);
+  const std::vector<Sums> run = {good, bad, good, good, bad, good};
+  for (const bool stop : {false, true}) {
+    CAPTURE(stop);
+    k::StepCounter counter;
+    int want_applied = 0;
+    bool stopped = false;
+    for (const Sums& s : run) {
+      const int before = counter.applied;
+      const k::StepGuard g = k::deferred_step_guard(s.data(), 64, c, 0.5, stop, counter);
+      const k::StepGuard want = host_decision(s, 64, c, 0.5);
+      if (stopped) {
+        CHECK(g.skip == 1);
+        CHECK(counter.applied == before);
+        continue;
+      }
+      CHECK(g.skip == want.skip);
+      CHECK(g.scale == want.scale);
+      want_applied += 1 - want.skip;
+      if (want.skip && stop) stopped = true;
+      CHECK(counter.applied == want_applied);
+      CHECK(counter.stopped == (stopped ? 1 : 0));
+    }
+    CHECK(counter.applied == (stop ? 1 : 4));
+  }
+}
+
 #ifdef RECUR_WITH_CUDA
 TEST_CASE("step guard kernel equals the CPU reference bit for bit and counts skips") {
   if (!recur::test::gpu_or_skip("step guard kernel")) return;
@@ -156,5 +191,84 @@ TEST_CASE("guarded Adam equals host-factor Adam, and a skip leaves everything un
       if (skip) CHECK(to_host(p2) == p0);
     }
   }
+}
+TEST_CASE("deferred step guard kernel: records, counter and Adam coefficients as the reference") {
+  if (!recur::test::gpu_or_skip("deferred step guard kernel")) return;
+  using recur::test::to_host;
+  const k::PpoLossConfig c = loss_config();
+  const std::vector<Sums> all = cases();
+  const std::vector<Sums> run = {all[0], all[all.size() - 2], all[1], all[2], all[all.size() - 5]};
+  const int count = static_cast<int>(run.size());
+  std::vector<k::AdamCoefficients> table;
+  for (int i = 0; i < count; ++i)
+    table.push_back(k::adam_coefficients(0.9f, 0.999f, 1e-5f, 3e-4, 11 + i));
+  for (const bool stop : {false, true}) {
+    CAPTURE(stop);
+    auto coefficients = recur::test::to_device(table);
+    k::DeviceBuffer<double> sums(6), records(run.size() * 6);
+    k::DeviceBuffer<k::StepCounter> counter(1);
+    counter.zero(nullptr);
+    k::DeviceBuffer<k::StepGuard> guard(1);
+    k::DeviceBuffer<k::AdamCoefficients> chosen(1);
+    k::StepCounter want_counter;
+    for (size_t i = 0; i < run.size(); ++i) {
+      sums.upload(run[i], nullptr);
+      k::launch_deferred_step_guard(sums.data(), 64, c, 0.5, stop, coefficients.data(), count,
+                                    counter.data(), guard.data(), chosen.data(),
+                                    records.data() + i * 6, nullptr);
+      const int index = want_counter.applied;
+      const k::StepGuard want = k::deferred_step_guard(run[i].data(), 64, c, 0.5, stop,
+                                                       want_counter);
+      const k::StepGuard got = to_host(guard)[0];
+      CHECK(got.skip == want.skip);
+      CHECK(got.scale == want.scale);
+      if (!want.skip) {
+        const k::AdamCoefficients a = to_host(chosen)[0];
+        CHECK(a.step_size == table[static_cast<size_t>(index)].step_size);
+        CHECK(a.inv_sqrt_bc2 == table[static_cast<size_t>(index)].inv_sqrt_bc2);
+      }
+      const k::StepCounter got_counter = to_host(counter)[0];
+      CHECK(got_counter.applied == want_counter.applied);
+      CHECK(got_counter.stopped == want_counter.stopped);
+    }
+    const std::vector<double> rec = to_host(records);
+    for (size_t i = 0; i < run.size(); ++i)
+      for (size_t q = 0; q < 6; ++q) {
+        const double a = rec[i * 6 + q], b = run[i][q];
+        CHECK((a == b || (std::isnan(a) && std::isnan(b))));
+      }
+  }
+}
+
+TEST_CASE("Adam with device coefficients equals Adam with host coefficients") {
+  if (!recur::test::gpu_or_skip("Adam with device coefficients")) return;
+  using recur::test::to_device;
+  using recur::test::to_host;
+  recur::Rng rng(19);
+  const size_t n = 5000;
+  std::vector<float> p0(n), g0(n), m0(n), v0(n);
+  for (size_t i = 0; i < n; ++i) {
+    p0[i] = static_cast<float>(rng.uniform(-1, 1));
+    g0[i] = static_cast<float>(rng.uniform(-2, 2));
+    m0[i] = static_cast<float>(rng.uniform(-0.1, 0.1));
+    v0[i] = static_cast<float>(rng.uniform(0, 0.01));
+  }
+  const k::AdamCoefficients a = k::adam_coefficients(0.9f, 0.999f, 1e-5f, 3e-4, 3);
+  k::StepGuard host_guard;
+  host_guard.scale = 0.6f;
+  auto guard = to_device(std::vector<k::StepGuard>{host_guard});
+  auto coefficients = to_device(std::vector<k::AdamCoefficients>{a});
+  auto p1 = to_device(p0), g1 = to_device(g0), m1 = to_device(m0), v1 = to_device(v0);
+  auto p2 = to_device(p0), g2 = to_device(g0), m2 = to_device(m0), v2 = to_device(v0);
+  k::ParamSegments s1, s2;
+  s1.segment[0] = {p1.data(), g1.data(), m1.data(), v1.data(), static_cast<long long>(n)};
+  s2.segment[0] = {p2.data(), g2.data(), m2.data(), v2.data(), static_cast<long long>(n)};
+  s1.count = s2.count = 1;
+  k::launch_scale_and_adam(s1, guard.data(), a, nullptr);
+  k::launch_scale_and_adam(s2, guard.data(), coefficients.data(), nullptr);
+  CHECK(to_host(p2) == to_host(p1));
+  CHECK(to_host(g2) == to_host(g1));
+  CHECK(to_host(m2) == to_host(m1));
+  CHECK(to_host(v2) == to_host(v1));
 }
 #endif

@@ -19,6 +19,7 @@
 // are deterministic (fixed trees), so a run repeats bit for bit on the same GPU. Adam's moments
 // are device buffers in each group's own layout (cuDNN's opaque space for a core) and are saved
 // and restored in canonical order, the same tensors the host engine writes.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -127,21 +128,29 @@ class CudaPpoEngine final : public PpoEngine {
   // Rows of the (T, N) arrays that make the (T, B) minibatch of env columns `envs` (uploaded to
   // rows_), the host-side episode flags (they shape cuDNN's sub-sequence plan) and the rows of
   // the device state table the envs start from.
-  void stage_rows(std::span<const int> envs, cudaStream_t s) {
+  // The rows are staged in pinned slot `slot` (m ints each): a deferred run's step k uses slot
+  // k, because the copies of its earlier steps may still be pending (no synchronization between
+  // them); compute() and log_probs() synchronize and use slot 0. `slots`: the run's length, the
+  // size to grow to (growing frees the old pinned block, so the stream is drained first).
+  void stage_rows(std::span<const int> envs, cudaStream_t s, size_t slot = 0, size_t slots = 1) {
     const Rollout& r = *r_;
     const int T = r.T, N = r.N, B = static_cast<int>(envs.size());
     const auto m = static_cast<size_t>(T) * static_cast<size_t>(B);
-    rows_host_.reserve(m);
+    if (rows_host_.size() < (slot + 1) * m) {
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      rows_host_.reserve(std::max(slot + 1, slots) * m);
+    }
+    int32_t* rows = rows_host_.data() + slot * m;
     starts_.resize(m);
     for (int t = 0; t < T; ++t)
       for (int j = 0; j < B; ++j) {
         const size_t src = static_cast<size_t>(t) * N + static_cast<size_t>(envs[j]);
-        rows_host_.data()[static_cast<size_t>(t) * B + j] = static_cast<int32_t>(src);
+        rows[static_cast<size_t>(t) * B + j] = static_cast<int32_t>(src);
         starts_[static_cast<size_t>(t) * B + j] = r.episode_start[src];
       }
     table_rows_.assign(envs.begin(), envs.end());
     rows_.reserve(m);
-    rows_.upload(std::span<const int32_t>(rows_host_.data(), m), s);
+    rows_.upload(std::span<const int32_t>(rows, m), s);
   }
 
   // The forward pass of compute() alone (same row gather, same stored states and resets); the
@@ -195,7 +204,7 @@ class CudaPpoEngine final : public PpoEngine {
 
   // compute()'s device work, enqueued only: the loss sums and the squared norm end in sums_.
   void enqueue_compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
-                       bool normalize_advantage) {
+                       bool normalize_advantage, size_t slot = 0, size_t slots = 1) {
     RECUR_ASSERT(r_ != nullptr);
     const Rollout& r = *r_;
     const cudaStream_t s = learner_.stream();
@@ -204,7 +213,7 @@ class CudaPpoEngine final : public PpoEngine {
     const int adim = r.action_dim;
 
     learner_.mark(policy::StageMarker::kStart);
-    stage_rows(envs, s);
+    stage_rows(envs, s, slot, slots);
     learner_.mark("rows in (host plan + upload)");
 
     auto gather = [&](const kernels::DeviceBuffer<float>& src, kernels::DeviceBuffer<float>& dst,
@@ -306,8 +315,12 @@ class CudaPpoEngine final : public PpoEngine {
   bool defers_steps() const override { return true; }
 
   void begin_steps(int count, double max_grad_norm, double lr, bool stop_on_nonfinite) override {
-    RECUR_ASSERT(count >= 1 && run_steps_ == 0);
+    RECUR_ASSERT(count >= 1);
     const cudaStream_t s = learner_.stream();
+    if (run_steps_ != 0) {  // a run left unread (an error between its steps): drop it
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      run_steps_ = 0;
+    }
     run_count_ = count;
     run_max_grad_norm_ = max_grad_norm;
     run_stop_ = stop_on_nonfinite;
@@ -333,7 +346,8 @@ class CudaPpoEngine final : public PpoEngine {
             bool normalize_advantage) override {
     RECUR_ASSERT(run_steps_ < run_count_);
     const cudaStream_t s = learner_.stream();
-    enqueue_compute(envs, loss, normalize_advantage);
+    enqueue_compute(envs, loss, normalize_advantage, static_cast<size_t>(run_steps_),
+                    static_cast<size_t>(run_count_));
     kernels::launch_deferred_step_guard(
         sums_.data(), last_m_, loss, run_max_grad_norm_, run_stop_, coefficients_.data(),
         run_count_, counter_.data(), guard_.data(), chosen_.data(),

@@ -262,8 +262,11 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
                                           const DeviceStateTable* device_states) {
   use_device();
   cudaStream_t st = stream();
-  // The pinned staging below is rewritten now: the previous call's uploads must be done.
-  staged_.synchronize();
+  // This call's pinned slot is rewritten now: the uploads out of it (two calls ago) must be
+  // done. pin_state_ (the host initial states) has one slot: the last call's uploads too.
+  slot_ ^= 1;
+  staged_[slot_].synchronize();
+  if (device_states == nullptr) staged_[slot_ ^ 1].synchronize();
   plan_sequences_into(plan_, T, B, episode_start);
   have_forward_ = false;  // the kept state is being replaced
   const CoreSpec& s = spec();
@@ -296,8 +299,9 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
   // Stage and upload: the index arrays [lengths (N) | padded_row (T*B) | source_row (M*N)], and
   // with device states [state_row (N)].
   const size_t state_rows = device_states ? static_cast<size_t>(N) : 0;
-  pin_index_.reserve(static_cast<size_t>(N) + tb + rows + state_rows);
-  int32_t* idx = pin_index_.data();
+  kernels::PinnedBuffer<int32_t>& pin_index = pin_index_[slot_];
+  pin_index.reserve(static_cast<size_t>(N) + tb + rows + state_rows);
+  int32_t* idx = pin_index.data();
   std::copy(plan_.lengths.begin(), plan_.lengths.end(), idx);
   std::copy(plan_.padded_row.begin(), plan_.padded_row.end(), idx + N);
   std::copy(plan_.source_row.begin(), plan_.source_row.end(), idx + N + tb);
@@ -315,7 +319,7 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
     }
     d_state_row_.reserve(static_cast<size_t>(N));
     d_state_row_.upload({state_row, static_cast<size_t>(N)}, st);
-    staged_.record(st);
+    staged_[slot_].record(st);
     kernels::launch_gather_initial_states(device_states->table, device_states->stride,
                                           d_state_row_.data(), N, L, H, d_hx_.data(),
                                           lstm ? d_cx_.data() : nullptr, st);
@@ -340,7 +344,7 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
     }
   d_hx_.upload({hx, lnh}, st);
   if (lstm) d_cx_.upload({cx, lnh}, st);
-  staged_.record(st);
+  staged_[slot_].record(st);
 
   // The parameters as the optimizer left them in the host mirror (host-mirror mode).
   if (!device_resident_) w_.upload(host_w_.span(), st);

@@ -26,7 +26,8 @@
 // Device-resident mode (set_device_resident(true), the CUDA learner): w and dw on the device are
 // the truth. forward_device/backward_device take and give device pointers, enqueue on stream()
 // and return without waiting (only the small host staging of the plan and the initial states is
-// copied in; the next call waits for those copies before rewriting them). Nothing is uploaded
+// copied in, from one of two pinned slots used in turn; a call waits for the copies out of its
+// slot, made two calls before, before rewriting them). Nothing is uploaded
 // from or refreshed into the host mirrors; weights()/gradients()/parameters() read the device
 // copies back when asked (a synchronizing download), and an optimizer updates device_weights()
 // in place from device_gradients() on the same stream.
@@ -153,7 +154,11 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   kernels::CudaStream stream_;  // used unless an external stream was given
   cudaStream_t external_stream_ = nullptr;
   bool device_resident_ = false;
-  kernels::CudaEvent staged_;  // after the last staging uploads (pinned buffers reusable)
+  // Two staging slots in turn: each call's index arrays go up from its own pinned block, and
+  // staged_[k] follows the last uploads out of slot k, so a call waits only for the call before
+  // the previous one (the host plans a minibatch ahead of the GPU without a stall).
+  kernels::CudaEvent staged_[2];
+  int slot_ = 0;
   cudnn::Handle handle_;
   cudnn::NoDropoutDescriptor dropout_;
   cudnn::RnnDescriptor standard_;
@@ -192,7 +197,7 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   kernels::DeviceBuffer<float> d_dhx_, d_dcx_;              // (L, N, H)
   // Host staging (pinned, grown with reserve()): x or dx, y or dy, the index arrays, h/c states.
   kernels::PinnedBuffer<float> pin_in_, pin_out_, pin_state_;
-  kernels::PinnedBuffer<int32_t> pin_index_;
+  kernels::PinnedBuffer<int32_t> pin_index_[2];  // per staging slot
 };
 
 }  // namespace recur::policy

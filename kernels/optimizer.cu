@@ -119,8 +119,8 @@ void launch_scale_and_adam(const ParamSegments& segments, const StepGuard* guard
   check_segments(segments, "scale_and_adam", total, largest);
   if (total == 0) return;
   const int grid = detail::reduce_grid(largest, kAdamBlock, kMaxAdamBlocks);
-  scale_and_adam_kernel<<<grid, kAdamBlock, 0, stream>>>(segments, 1.0f, guard,
-                                                         AdamCoefficients{}, coefficients);
+  scale_and_adam_kernel<<<grid, kAdamBlock, 0, stream>>>(segments, 1.0f, guard, AdamCoefficients{},
+                                                         coefficients);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -328,8 +328,8 @@ class CudaPpoEngine final : public PpoEngine {
     // The pinned coefficients of the last run were copied: end_steps synchronized.
     coefficients_host_.reserve(n);
     for (int i = 0; i < count; ++i)
-      coefficients_host_.data()[i] = kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr,
-                                                                step_ + 1 + i);
+      coefficients_host_.data()[i] =
+          kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr, step_ + 1 + i);
     coefficients_.reserve(n);
     coefficients_.upload(std::span<const kernels::AdamCoefficients>(coefficients_host_.data(), n),
                          s);
@@ -368,8 +368,8 @@ class CudaPpoEngine final : public PpoEngine {
     CUDA_CHECK(cudaStreamSynchronize(s));
     run_results_.resize(static_cast<size_t>(run_steps_));
     for (size_t i = 0; i < run_results_.size(); ++i)
-      run_results_[i] = result_of(records_host_.data() + i * kernels::kStepSums, run_m_[i],
-                                  run_loss_[i]);
+      run_results_[i] =
+          result_of(records_host_.data() + i * kernels::kStepSums, run_m_[i], run_loss_[i]);
     step_ += counter_host_.data()[0].applied;
     run_steps_ = 0;
     return run_results_;

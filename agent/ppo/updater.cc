@@ -121,8 +121,7 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
       if (!read_per_epoch && epoch + 1 < cfg_.epochs) continue;
       const std::span<const MinibatchResult> results = engine_->end_steps();
       const int first = read_per_epoch ? epoch : 0;
-      RECUR_ASSERT(results.size() ==
-                   static_cast<size_t>(epoch + 1 - first) * cfg_.num_minibatches);
+      RECUR_ASSERT(results.size() == static_cast<size_t>(epoch + 1 - first) * cfg_.num_minibatches);
       for (int e = first; e <= epoch; ++e) {
         rng_.set_state(epoch_rng_[static_cast<size_t>(e)]);
         epoch_kl = 0, epoch_mbs = 0;
@@ -136,8 +135,8 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
         const std::span<const int> envs(order.data() + mb * per_mb, static_cast<size_t>(per_mb));
         MinibatchResult res = engine_->compute(envs, loss, cfg_.normalize_advantage);
         if (comm_ != nullptr && comm_->size() > 1) average_across_ranks(res, weight);
-        if (take(res, epoch, mb)) engine_->apply(res.grad_norm, cfg_.max_grad_norm,
-                                                 stats.learning_rate);
+        if (take(res, epoch, mb))
+          engine_->apply(res.grad_norm, cfg_.max_grad_norm, stats.learning_rate);
       }
       stats.epochs_run = epoch + 1;
     }

@@ -217,8 +217,8 @@ TEST_CASE("deferred step guard kernel: records, counter and Adam coefficients as
                                     counter.data(), guard.data(), chosen.data(),
                                     records.data() + i * 6, nullptr);
       const int index = want_counter.applied;
-      const k::StepGuard want = k::deferred_step_guard(run[i].data(), 64, c, 0.5, stop,
-                                                       want_counter);
+      const k::StepGuard want =
+          k::deferred_step_guard(run[i].data(), 64, c, 0.5, stop, want_counter);
       const k::StepGuard got = to_host(guard)[0];
       CHECK(got.skip == want.skip);
       CHECK(got.scale == want.scale);

@@ -12,14 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <string>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "agent/evaluator.h"
 #include "agent/ppo/engine.h"
-#include "agent/ppo/updater.h"
 #include "agent/ppo/trainer.h"
+#include "agent/ppo/updater.h"
 #include "core/rng.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"

@@ -186,8 +186,7 @@ TEST_CASE("deferred PPO steps equal the per-minibatch flow bit for bit") {
   SUBCASE("on_nonfinite: stop") {
     const Outcome d = run(cfg, true, good1, bad), p = run(cfg, false, good1, bad);
     check_same(d, p);
-    CHECK(d.error.find("the update at env step 200 (epoch 1 of 3, minibatch") !=
-          std::string::npos);
+    CHECK(d.error.find("the update at env step 200 (epoch 1 of 3, minibatch") != std::string::npos);
   }
   SUBCASE("target_kl: one read per epoch, and the early stop at the same epoch") {
     cfg.target_kl = 1e-6f;

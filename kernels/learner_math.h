@@ -105,7 +105,8 @@ RECUR_HD inline void adam_element(float& p, float g, float& m, float& v,
 
 // The global grad-norm clip's factor (torch.nn.utils.clip_grad_norm_): 1 when the norm is within
 // max_norm or not finite (a non-finite norm skips the update instead; see agent/ppo/updater.h).
-inline float clip_scale(double norm, double max_norm) {
+// Also run on the device (kernels/step_guard.h), so that the clip needs no host turn.
+RECUR_HD inline float clip_scale(double norm, double max_norm) {
   if (!(norm > max_norm) || !isfinite(norm)) return 1.0f;
   return static_cast<float>(max_norm / (norm + 1e-6));
 }

@@ -30,8 +30,17 @@ __global__ void grad_sq_norm_kernel(ParamSegments segments, double* __restrict__
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
+// grad_scale is *guard's when guard is given (and nothing happens when it says skip);
+// coefficients are *device_coefficients when given.
 __global__ void scale_and_adam_kernel(ParamSegments segments, float grad_scale,
-                                      AdamCoefficients coefficients) {
+                                      const StepGuard* __restrict__ guard,
+                                      AdamCoefficients coefficients,
+                                      const AdamCoefficients* __restrict__ device_coefficients) {
+  if (guard != nullptr) {
+    if (guard->skip) return;
+    grad_scale = guard->scale;
+  }
+  if (device_coefficients != nullptr) coefficients = *device_coefficients;
   const long long first = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const bool scaled = grad_scale != 1.0f;
@@ -85,7 +94,33 @@ void launch_scale_and_adam(const ParamSegments& segments, float grad_scale,
   check_segments(segments, "scale_and_adam", total, largest);
   if (total == 0) return;
   const int grid = detail::reduce_grid(largest, kAdamBlock, kMaxAdamBlocks);
-  scale_and_adam_kernel<<<grid, kAdamBlock, 0, stream>>>(segments, grad_scale, coefficients);
+  scale_and_adam_kernel<<<grid, kAdamBlock, 0, stream>>>(segments, grad_scale, nullptr,
+                                                         coefficients, nullptr);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_scale_and_adam(const ParamSegments& segments, const StepGuard* guard,
+                           const AdamCoefficients& coefficients, cudaStream_t stream) {
+  RECUR_CHECK_ARG(guard != nullptr, "scale_and_adam: the step guard must be device memory");
+  long long total, largest;
+  check_segments(segments, "scale_and_adam", total, largest);
+  if (total == 0) return;
+  const int grid = detail::reduce_grid(largest, kAdamBlock, kMaxAdamBlocks);
+  scale_and_adam_kernel<<<grid, kAdamBlock, 0, stream>>>(segments, 1.0f, guard, coefficients,
+                                                         nullptr);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_scale_and_adam(const ParamSegments& segments, const StepGuard* guard,
+                           const AdamCoefficients* coefficients, cudaStream_t stream) {
+  RECUR_CHECK_ARG(guard != nullptr && coefficients != nullptr,
+                  "scale_and_adam: the step guard and the coefficients must be device memory");
+  long long total, largest;
+  check_segments(segments, "scale_and_adam", total, largest);
+  if (total == 0) return;
+  const int grid = detail::reduce_grid(largest, kAdamBlock, kMaxAdamBlocks);
+  scale_and_adam_kernel<<<grid, kAdamBlock, 0, stream>>>(segments, 1.0f, guard, AdamCoefficients{},
+                                                         coefficients);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/learner_math.h"
+#include "kernels/step_guard_math.h"
 
 namespace recur::kernels {
 
@@ -42,5 +43,17 @@ void launch_grad_sq_norm(const ParamSegments& segments, double* sq_norm, double*
 // factor, computed on the host from the norm (or 1 without a clip).
 void launch_scale_and_adam(const ParamSegments& segments, float grad_scale,
                            const AdamCoefficients& coefficients, cudaStream_t stream);
+
+// The same with the factor and the skip decided on the device (kernels/step_guard.h): when
+// guard->skip is set nothing is written (parameters, gradients and moments stay as they were);
+// else as above with grad_scale = guard->scale. guard: device, read when the kernel runs.
+void launch_scale_and_adam(const ParamSegments& segments, const StepGuard* guard,
+                           const AdamCoefficients& coefficients, cudaStream_t stream);
+
+// The same with Adam's coefficients also in device memory (the deferred steps: the step guard
+// picks them by the count of steps taken, kernels/step_guard.h). guard, coefficients: device,
+// read when the kernel runs.
+void launch_scale_and_adam(const ParamSegments& segments, const StepGuard* guard,
+                           const AdamCoefficients* coefficients, cudaStream_t stream);
 
 }  // namespace recur::kernels

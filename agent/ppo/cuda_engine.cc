@@ -1,17 +1,25 @@
 // The CUDA PPO engine (engine.h): one minibatch of recurrent PPO with every tensor on the GPU.
 //
-//   begin_update   the rollout's float arrays (T, N, ...) uploaded once per update
+//   begin_update   the rollout's float arrays (T, N, ...) and its stored initial states (N, S)
+//                  uploaded once per update
 //   compute        row index (T*B) -> gather obs, actions, old log-probs / values, advantages,
-//                  returns -> advantage normalization -> CudaPolicyLearner::evaluate -> PPO loss
-//                  kernel (per-sample gradients + 5 sums) -> backward -> squared grad norm;
+//                  returns -> advantage normalization -> CudaPolicyLearner::evaluate (each
+//                  core's initial states gathered on the device from the uploaded table) -> PPO
+//                  loss kernel (per-sample gradients + 5 sums) -> backward -> squared grad norm;
 //                  ONE synchronization: 6 doubles come back (the loss sums and the norm)
-//   apply          clip factor and Adam's bias corrections on the host, one kernel over every
-//                  parameter group (scale + Adam); nothing comes back
+//   apply          the step guard kernel decides the skip and the clip factor on the device
+//                  (kernels/step_guard.h, the host's formulas), Adam's bias corrections on the
+//                  host, one kernel over every parameter group (scale + Adam) reading the factor
+//                  from device memory; nothing comes back
+//   step           (deferred steps, engine.h) compute's kernels, the guard and Adam enqueued
+//                  together with no synchronization; the guard also keeps the minibatch's 6
+//                  sums, read for the whole run by end_steps
 //
 // The per-sample formulas are kernels/learner_math.h's, shared with the host engine. Reductions
 // are deterministic (fixed trees), so a run repeats bit for bit on the same GPU. Adam's moments
 // are device buffers in each group's own layout (cuDNN's opaque space for a core) and are saved
 // and restored in canonical order, the same tensors the host engine writes.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -23,6 +31,7 @@
 #include "kernels/optimizer.h"
 #include "kernels/ppo_loss.h"
 #include "kernels/reduction.h"
+#include "kernels/step_guard.h"
 #include "policy/cuda/cuda_policy_actor.h"
 #include "policy/cuda/cuda_policy_learner.h"
 #include "policy/policy_actor.h"
@@ -55,6 +64,12 @@ class CudaPpoEngine final : public PpoEngine {
     scratch_.resize(static_cast<size_t>(kernels::kReductionScratch));
     sums_.resize(6);
     sums_host_.resize(6);
+    guard_.resize(1);
+    chosen_.resize(1);
+    counter_.resize(1);
+    counter_host_.resize(1);
+    nonfinite_.resize(1);
+    nonfinite_.zero(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
@@ -99,32 +114,43 @@ class CudaPpoEngine final : public PpoEngine {
     up(old_values_, r.values);
     up(advantages_, r.advantages);
     up(returns_, r.returns);
+    // The stored initial states stay on the device for the update: each minibatch's cores gather
+    // theirs with one kernel (kernels/state_gather.h) instead of host copies.
+    RECUR_CHECK(r.state_size == learner_.spec().state_size(),
+                "the rollout's stored states have {} floats per env, the policy's {}", r.state_size,
+                learner_.spec().state_size());
+    up(state_table_, r.initial_state);
     // Pageable sources: the copies above have completed when the calls return (or are staged),
     // so the host may reuse the rollout; wait anyway to keep the contract obvious.
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
   // Rows of the (T, N) arrays that make the (T, B) minibatch of env columns `envs` (uploaded to
-  // rows_), and the host-side episode flags and initial states (they shape cuDNN's sub-sequence
-  // plan).
-  void stage_rows(std::span<const int> envs, cudaStream_t s) {
+  // rows_), the host-side episode flags (they shape cuDNN's sub-sequence plan) and the rows of
+  // the device state table the envs start from.
+  // The rows are staged in pinned slot `slot` (m ints each): a deferred run's step k uses slot
+  // k, because the copies of its earlier steps may still be pending (no synchronization between
+  // them); compute() and log_probs() synchronize and use slot 0. `slots`: the run's length, the
+  // size to grow to (growing frees the old pinned block, so the stream is drained first).
+  void stage_rows(std::span<const int> envs, cudaStream_t s, size_t slot = 0, size_t slots = 1) {
     const Rollout& r = *r_;
     const int T = r.T, N = r.N, B = static_cast<int>(envs.size());
     const auto m = static_cast<size_t>(T) * static_cast<size_t>(B);
-    rows_host_.reserve(m);
+    if (rows_host_.size() < (slot + 1) * m) {
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      rows_host_.reserve(std::max(slot + 1, slots) * m);
+    }
+    int32_t* rows = rows_host_.data() + slot * m;
     starts_.resize(m);
     for (int t = 0; t < T; ++t)
       for (int j = 0; j < B; ++j) {
         const size_t src = static_cast<size_t>(t) * N + static_cast<size_t>(envs[j]);
-        rows_host_.data()[static_cast<size_t>(t) * B + j] = static_cast<int32_t>(src);
+        rows[static_cast<size_t>(t) * B + j] = static_cast<int32_t>(src);
         starts_[static_cast<size_t>(t) * B + j] = r.episode_start[src];
       }
-    state0_.resize(static_cast<size_t>(B) * r.state_size);
-    for (int j = 0; j < B; ++j)
-      std::copy_n(r.initial_state.begin() + static_cast<size_t>(envs[j]) * r.state_size,
-                  r.state_size, state0_.begin() + static_cast<size_t>(j) * r.state_size);
+    table_rows_.assign(envs.begin(), envs.end());
     rows_.reserve(m);
-    rows_.upload(std::span<const int32_t>(rows_host_.data(), m), s);
+    rows_.upload(std::span<const int32_t>(rows, m), s);
   }
 
   // The forward pass of compute() alone (same row gather, same stored states and resets); the
@@ -144,14 +170,41 @@ class CudaPpoEngine final : public PpoEngine {
     kernels::launch_gather_rows(actions_.data(), mb_actions_.data(), rows_.data(),
                                 static_cast<int>(m), r.action_dim, s);
     for (auto* b : {&logp_, &ent_, &values_}) b->reserve(m);
-    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state0_, logp_.data(),
-                      ent_.data(), values_.data());
+    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state_table_.data(),
+                      static_cast<size_t>(r.state_size), table_rows_, logp_.data(), ent_.data(),
+                      values_.data());
     logp_.download(out, s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
   MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
                           bool normalize_advantage) override {
+    enqueue_compute(envs, loss, normalize_advantage);
+    const cudaStream_t s = learner_.stream();
+    // The only synchronization of the minibatch: six doubles.
+    sums_.download(std::span<double>(sums_host_.data(), kernels::kStepSums), s);
+    learner_.mark("loss sums out");
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return result_of(sums_host_.data(), last_m_, loss);
+  }
+
+  // What compute() returns, from the 6 sums its kernels leave (the step guard's doubles).
+  static MinibatchResult result_of(const double* h, int m, const kernels::PpoLossConfig& loss) {
+    const double inv_m = 1.0 / static_cast<double>(m);
+    MinibatchResult out;
+    out.policy_loss = h[0] * inv_m;
+    out.value_loss = h[1] * inv_m;
+    out.entropy = h[2] * inv_m;
+    out.approx_kl = h[3] * inv_m;
+    out.clip_fraction = h[4] * inv_m;
+    out.loss = out.policy_loss + loss.vf_coef * out.value_loss - loss.ent_coef * out.entropy;
+    out.grad_norm = std::sqrt(h[5]);
+    return out;
+  }
+
+  // compute()'s device work, enqueued only: the loss sums and the squared norm end in sums_.
+  void enqueue_compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+                       bool normalize_advantage, size_t slot = 0, size_t slots = 1) {
     RECUR_ASSERT(r_ != nullptr);
     const Rollout& r = *r_;
     const cudaStream_t s = learner_.stream();
@@ -160,7 +213,7 @@ class CudaPpoEngine final : public PpoEngine {
     const int adim = r.action_dim;
 
     learner_.mark(policy::StageMarker::kStart);
-    stage_rows(envs, s);
+    stage_rows(envs, s, slot, slots);
     learner_.mark("rows in (host plan + upload)");
 
     auto gather = [&](const kernels::DeviceBuffer<float>& src, kernels::DeviceBuffer<float>& dst,
@@ -182,8 +235,9 @@ class CudaPpoEngine final : public PpoEngine {
     for (auto* b : {&logp_, &ent_, &values_, &d_logp_, &d_ent_, &d_values_}) b->reserve(m);
     learner_.zero_gradients();
     learner_.mark("zero gradients");
-    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state0_, logp_.data(),
-                      ent_.data(), values_.data());
+    learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state_table_.data(),
+                      static_cast<size_t>(r.state_size), table_rows_, logp_.data(), ent_.data(),
+                      values_.data());
     kernels::launch_ppo_loss(logp_.data(), mb_old_logp_.data(), mb_adv_.data(), values_.data(),
                              mb_old_values_.data(), mb_returns_.data(), ent_.data(),
                              static_cast<int>(m), loss, d_logp_.data(), d_ent_.data(),
@@ -192,22 +246,8 @@ class CudaPpoEngine final : public PpoEngine {
     learner_.backward(d_logp_.data(), d_ent_.data(), d_values_.data());
     kernels::launch_grad_sq_norm(groups_, sums_.data() + 5, scratch_.data(), s);
     learner_.mark("grad norm");
-
-    // The only synchronization of the minibatch: six doubles.
-    sums_.download(std::span<double>(sums_host_.data(), 6), s);
-    learner_.mark("loss sums out");
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    const double* h = sums_host_.data();
-    const double inv_m = 1.0 / static_cast<double>(m);
-    MinibatchResult out;
-    out.policy_loss = h[0] * inv_m;
-    out.value_loss = h[1] * inv_m;
-    out.entropy = h[2] * inv_m;
-    out.approx_kl = h[3] * inv_m;
-    out.clip_fraction = h[4] * inv_m;
-    out.loss = out.policy_loss + loss.vf_coef * out.value_loss - loss.ent_coef * out.entropy;
-    out.grad_norm = std::sqrt(h[5]);
-    return out;
+    last_m_ = static_cast<int>(m);
+    last_loss_ = loss;
   }
 
   // The parameter groups' gradients are gathered into one flat device buffer (with `extra` at
@@ -250,13 +290,89 @@ class CudaPpoEngine final : public PpoEngine {
     return std::sqrt(sums_host_.data()[5]);
   }
 
-  void apply(double grad_norm, double max_grad_norm, double lr) override {
+  // The factor is decided on the device from the sums the last compute() (or
+  // average_gradients()) left in sums_: kernels::step_guard is the updater's non-finite test and
+  // kernels::clip_scale on the same doubles, so it equals clip_scale(grad_norm, max_grad_norm)
+  // bit for bit (grad_norm = sqrt(sums_[5]) is what compute() returned). The updater calls apply
+  // only for finite minibatches, so the guard's skip does not fire today; it is what lets a
+  // minibatch run without its host read (the count in nonfinite_ is then read once per update).
+  void apply(double /*grad_norm*/, double max_grad_norm, double lr) override {
+    RECUR_ASSERT(last_m_ > 0);
     ++step_;
     const kernels::AdamCoefficients a =
         kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr, step_);
-    kernels::launch_scale_and_adam(groups_, kernels::clip_scale(grad_norm, max_grad_norm), a,
-                                   learner_.stream());
-    learner_.mark("host turn + clip + adam");
+    const cudaStream_t s = learner_.stream();
+    kernels::launch_step_guard(sums_.data(), last_m_, last_loss_, max_grad_norm, guard_.data(),
+                               nonfinite_.data(), s);
+    kernels::launch_scale_and_adam(groups_, guard_.data(), a, s);
+    learner_.mark("step guard + clip + adam");
+  }
+
+  // Deferred steps (engine.h): Adam's bias corrections for the run's steps step_+1..step_+count
+  // go up once; each step's guard picks the next by the device count of steps taken, so a skip
+  // does not advance it, as the per-minibatch flow does not call apply() then. The records (the
+  // 6 sums of each minibatch) and the count come back in end_steps: one synchronization per run.
+  bool defers_steps() const override { return true; }
+
+  void begin_steps(int count, double max_grad_norm, double lr, bool stop_on_nonfinite) override {
+    RECUR_ASSERT(count >= 1);
+    const cudaStream_t s = learner_.stream();
+    if (run_steps_ != 0) {  // a run left unread (an error between its steps): drop it
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      run_steps_ = 0;
+    }
+    run_count_ = count;
+    run_max_grad_norm_ = max_grad_norm;
+    run_stop_ = stop_on_nonfinite;
+    const auto n = static_cast<size_t>(count);
+    // The pinned coefficients of the last run were copied: end_steps synchronized.
+    coefficients_host_.reserve(n);
+    for (int i = 0; i < count; ++i)
+      coefficients_host_.data()[i] =
+          kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr, step_ + 1 + i);
+    coefficients_.reserve(n);
+    coefficients_.upload(std::span<const kernels::AdamCoefficients>(coefficients_host_.data(), n),
+                         s);
+    records_.reserve(n * kernels::kStepSums);
+    records_host_.reserve(n * kernels::kStepSums);
+    run_m_.clear();
+    run_loss_.clear();
+    run_m_.reserve(n);
+    run_loss_.reserve(n);
+    counter_.zero(s);
+  }
+
+  void step(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+            bool normalize_advantage) override {
+    RECUR_ASSERT(run_steps_ < run_count_);
+    const cudaStream_t s = learner_.stream();
+    enqueue_compute(envs, loss, normalize_advantage, static_cast<size_t>(run_steps_),
+                    static_cast<size_t>(run_count_));
+    kernels::launch_deferred_step_guard(
+        sums_.data(), last_m_, loss, run_max_grad_norm_, run_stop_, coefficients_.data(),
+        run_count_, counter_.data(), guard_.data(), chosen_.data(),
+        records_.data() + static_cast<size_t>(run_steps_) * kernels::kStepSums, s);
+    kernels::launch_scale_and_adam(groups_, guard_.data(), chosen_.data(), s);
+    learner_.mark("step guard + clip + adam");
+    run_m_.push_back(last_m_);
+    run_loss_.push_back(loss);
+    ++run_steps_;
+  }
+
+  std::span<const MinibatchResult> end_steps() override {
+    const cudaStream_t s = learner_.stream();
+    const auto n = static_cast<size_t>(run_steps_) * kernels::kStepSums;
+    records_.download(std::span<double>(records_host_.data(), n), s);
+    counter_.download(std::span<kernels::StepCounter>(counter_host_.data(), 1), s);
+    learner_.mark("step records out");
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    run_results_.resize(static_cast<size_t>(run_steps_));
+    for (size_t i = 0; i < run_results_.size(); ++i)
+      run_results_[i] =
+          result_of(records_host_.data() + i * kernels::kStepSums, run_m_[i], run_loss_[i]);
+    step_ += counter_host_.data()[0].applied;
+    run_steps_ = 0;
+    return run_results_;
   }
 
   void set_stage_marker(policy::StageMarker* marker) override { learner_.set_stage_marker(marker); }
@@ -334,7 +450,28 @@ class CudaPpoEngine final : public PpoEngine {
   kernels::DeviceBuffer<float> flat_;  // average_gradients(): every gradient, then `extra`
   std::vector<float> flat_host_;       // ... staged through the host without NCCL
   std::vector<uint8_t> starts_;
-  policy::AlignedVector<float> state0_;
+  kernels::DeviceBuffer<float> state_table_;  // the rollout's stored states (N, state_size)
+  std::vector<int32_t> table_rows_;           // (B) the minibatch's envs: rows of state_table_
+  // The step guard (apply): the last compute()'s shape and loss coefficients, the device-side
+  // decision, and the count of non-finite minibatches the guard skipped.
+  int last_m_ = 0;
+  kernels::PpoLossConfig last_loss_;
+  kernels::DeviceBuffer<kernels::StepGuard> guard_;
+  kernels::DeviceBuffer<int> nonfinite_;
+  // Deferred steps: the run's shape, Adam's coefficients per step taken, the device count and
+  // decision, each step's 6 sums (records_), and its minibatch size and loss coefficients.
+  int run_count_ = 0, run_steps_ = 0;
+  double run_max_grad_norm_ = 0;
+  bool run_stop_ = false;
+  kernels::PinnedBuffer<kernels::AdamCoefficients> coefficients_host_;
+  kernels::DeviceBuffer<kernels::AdamCoefficients> coefficients_, chosen_;
+  kernels::DeviceBuffer<kernels::StepCounter> counter_;
+  kernels::PinnedBuffer<kernels::StepCounter> counter_host_;
+  kernels::DeviceBuffer<double> records_;
+  kernels::PinnedBuffer<double> records_host_;
+  std::vector<int> run_m_;
+  std::vector<kernels::PpoLossConfig> run_loss_;
+  std::vector<MinibatchResult> run_results_;
 };
 
 }  // namespace

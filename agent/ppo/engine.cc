@@ -19,6 +19,19 @@ void PpoEngine::publish(policy::PolicyActor& actor) {
   actor.load_weights(to_tensors());
 }
 
+// Only engines whose defers_steps() is true are given deferred steps.
+void PpoEngine::begin_steps(int /*count*/, double /*max_grad_norm*/, double /*lr*/,
+                            bool /*stop_on_nonfinite*/) {
+  detail::throw_internal(__FILE__, __LINE__, "begin_steps on an engine without deferred steps");
+}
+void PpoEngine::step(std::span<const int> /*envs*/, const kernels::PpoLossConfig& /*loss*/,
+                     bool /*normalize_advantage*/) {
+  detail::throw_internal(__FILE__, __LINE__, "step on an engine without deferred steps");
+}
+std::span<const MinibatchResult> PpoEngine::end_steps() {
+  detail::throw_internal(__FILE__, __LINE__, "end_steps on an engine without deferred steps");
+}
+
 namespace {
 
 // Gathers env columns `envs` of a (T, N, width) buffer into (T, Bm, width).

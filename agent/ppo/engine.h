@@ -8,6 +8,8 @@
 //                                 from the stored initial states with the stored resets, PPO loss
 //                                 and its gradients (zeroed first), global grad norm
 //   apply(norm, max_norm, lr)     global grad-norm clip, one Adam step
+//   begin_steps/step/end_steps    the same minibatches without a host read per minibatch
+//                                 (the CUDA engine: results read once per update or epoch)
 //
 // Two engines: the host engine (PolicyLearner + host Adam; its core may run on any device) and
 // the CUDA engine (agent/ppo/cuda_engine.cc: encoder, core, heads, loss, clip and Adam all on
@@ -82,6 +84,21 @@ class PpoEngine {
                                    float weight = 1.0f) = 0;
   // Scales the gradients by clip_scale(grad_norm, max_grad_norm), then one Adam step with lr.
   virtual void apply(double grad_norm, double max_grad_norm, double lr) = 0;
+
+  // Deferred steps (the CUDA engine on one process): the host does not read each minibatch's
+  // result before the next one. begin_steps opens a run of at most `count` minibatches; each
+  // step() is compute() followed, where the learner lives, by the updater's decision on its
+  // result (a non-finite loss or gradient norm skips the step; with stop_on_nonfinite, algo.
+  // on_nonfinite: stop, every later step of the run skips too, as the updater throws there) and,
+  // when taken, apply(grad_norm, max_grad_norm, lr); skipped steps do not advance Adam's count.
+  // end_steps waits for the run and returns each step's MinibatchResult in order (what compute()
+  // would have returned), for the updater's statistics, warnings and errors. An engine without
+  // them says false and the updater calls compute() and apply() per minibatch.
+  virtual bool defers_steps() const { return false; }
+  virtual void begin_steps(int count, double max_grad_norm, double lr, bool stop_on_nonfinite);
+  virtual void step(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+                    bool normalize_advantage);
+  virtual std::span<const MinibatchResult> end_steps();
 
   // Adam's moments ("optim.adam.m.<group>", "optim.adam.v.<group>", canonical order for a core)
   // and step count ("optim.adam.step"): the same tensors on every device, so runs resume anywhere.

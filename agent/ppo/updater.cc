@@ -69,41 +69,77 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
     engine_->begin_update(r);  // an engine that copies the rollout sees the new columns
   }
   double kl_sum = 0, clip_sum = 0, pg_sum = 0, vl_sum = 0, ent_sum = 0, gn_sum = 0;
+  double epoch_kl = 0;  // the epoch's steps taken and their KL sum: the target-KL stop
+  int epoch_mbs = 0;
   std::string first_skip;  // algo.on_nonfinite: skip: where and what, for the warning
+  // A minibatch's result decides: stop (throws), skip (false), or a step taken, counted (true).
+  auto take = [&](const MinibatchResult& res, int epoch, int mb) {
+    const double gnorm = res.grad_norm;
+    if (!std::isfinite(res.loss) || !std::isfinite(gnorm)) {
+      const std::string where =
+          fmt::format("the update at env step {} (epoch {} of {}, minibatch {} of {})", env_steps,
+                      epoch + 1, cfg_.epochs, mb + 1, cfg_.num_minibatches);
+      if (cfg_.on_nonfinite == "stop")
+        throw NonFiniteUpdate(fmt::format(
+            "{}: {}; no step was taken. Lower algo.learning_rate (or raise algo.adam_eps, "
+            "lower algo.max_grad_norm), check the env's rewards and observations for huge "
+            "values, or set algo.on_nonfinite: skip to drop such minibatches",
+            where, describe_nonfinite(res)));
+      if (stats.skipped++ == 0) first_skip = where + ": " + describe_nonfinite(res);
+      return false;
+    }
+    pg_sum += res.policy_loss, vl_sum += res.value_loss, ent_sum += res.entropy;
+    kl_sum += res.approx_kl, clip_sum += res.clip_fraction;
+    gn_sum += gnorm;
+    epoch_kl += res.approx_kl;
+    ++epoch_mbs;
+    ++stats.minibatches;
+    return true;
+  };
+  // Deferred steps (engine.h): the engine decides each skip and applies each step itself, and
+  // the results are read once per update, or once per epoch when the target-KL stop needs each
+  // epoch's KL before the next one's shuffle draws. The results are then taken as above, in
+  // order, with the rng put back to each epoch's state (an error thrown there leaves it where
+  // the per-minibatch flow would have).
+  const bool deferred =
+      deferred_steps_ && engine_->defers_steps() && (comm_ == nullptr || comm_->size() <= 1);
+  const bool read_per_epoch = cfg_.target_kl > 0;
+  epoch_rng_.resize(static_cast<size_t>(cfg_.epochs));
   for (int epoch = 0; epoch < cfg_.epochs; ++epoch) {
     std::iota(order.begin(), order.end(), 0);
     for (int i = N - 1; i > 0; --i)
       std::swap(order[static_cast<size_t>(i)],
                 order[rng_.uniform_int(static_cast<uint64_t>(i + 1))]);
-    double epoch_kl = 0;
-    int epoch_mbs = 0;
-    for (int mb = 0; mb < cfg_.num_minibatches; ++mb) {
-      const std::span<const int> envs(order.data() + mb * per_mb, static_cast<size_t>(per_mb));
-      MinibatchResult res = engine_->compute(envs, loss, cfg_.normalize_advantage);
-      if (comm_ != nullptr && comm_->size() > 1) average_across_ranks(res, weight);
-      const double gnorm = res.grad_norm;
-      if (!std::isfinite(res.loss) || !std::isfinite(gnorm)) {
-        const std::string where =
-            fmt::format("the update at env step {} (epoch {} of {}, minibatch {} of {})", env_steps,
-                        epoch + 1, cfg_.epochs, mb + 1, cfg_.num_minibatches);
-        if (cfg_.on_nonfinite == "stop")
-          throw NonFiniteUpdate(fmt::format(
-              "{}: {}; no step was taken. Lower algo.learning_rate (or raise algo.adam_eps, "
-              "lower algo.max_grad_norm), check the env's rewards and observations for huge "
-              "values, or set algo.on_nonfinite: skip to drop such minibatches",
-              where, describe_nonfinite(res)));
-        if (stats.skipped++ == 0) first_skip = where + ": " + describe_nonfinite(res);
-        continue;
+    if (deferred) {
+      if (epoch == 0 || read_per_epoch)
+        engine_->begin_steps((read_per_epoch ? 1 : cfg_.epochs) * cfg_.num_minibatches,
+                             cfg_.max_grad_norm, stats.learning_rate, cfg_.on_nonfinite == "stop");
+      for (int mb = 0; mb < cfg_.num_minibatches; ++mb)
+        engine_->step(std::span<const int>(order.data() + mb * per_mb, static_cast<size_t>(per_mb)),
+                      loss, cfg_.normalize_advantage);
+      epoch_rng_[static_cast<size_t>(epoch)] = rng_.state();
+      if (!read_per_epoch && epoch + 1 < cfg_.epochs) continue;
+      const std::span<const MinibatchResult> results = engine_->end_steps();
+      const int first = read_per_epoch ? epoch : 0;
+      RECUR_ASSERT(results.size() == static_cast<size_t>(epoch + 1 - first) * cfg_.num_minibatches);
+      for (int e = first; e <= epoch; ++e) {
+        rng_.set_state(epoch_rng_[static_cast<size_t>(e)]);
+        epoch_kl = 0, epoch_mbs = 0;
+        for (int mb = 0; mb < cfg_.num_minibatches; ++mb)
+          take(results[static_cast<size_t>(e - first) * cfg_.num_minibatches + mb], e, mb);
+        stats.epochs_run = e + 1;
       }
-      engine_->apply(gnorm, cfg_.max_grad_norm, stats.learning_rate);
-      pg_sum += res.policy_loss, vl_sum += res.value_loss, ent_sum += res.entropy;
-      kl_sum += res.approx_kl, clip_sum += res.clip_fraction;
-      gn_sum += gnorm;
-      epoch_kl += res.approx_kl;
-      ++epoch_mbs;
-      ++stats.minibatches;
+    } else {
+      epoch_kl = 0, epoch_mbs = 0;
+      for (int mb = 0; mb < cfg_.num_minibatches; ++mb) {
+        const std::span<const int> envs(order.data() + mb * per_mb, static_cast<size_t>(per_mb));
+        MinibatchResult res = engine_->compute(envs, loss, cfg_.normalize_advantage);
+        if (comm_ != nullptr && comm_->size() > 1) average_across_ranks(res, weight);
+        if (take(res, epoch, mb))
+          engine_->apply(res.grad_norm, cfg_.max_grad_norm, stats.learning_rate);
+      }
+      stats.epochs_run = epoch + 1;
     }
-    stats.epochs_run = epoch + 1;
     if (cfg_.target_kl > 0 && epoch_mbs > 0 && epoch_kl / epoch_mbs > 1.5 * cfg_.target_kl) break;
   }
   count_nonfinite_streak(stats, first_skip);

@@ -60,6 +60,10 @@ class PpoUpdater {
   // rank's gradients are weighted by its share of the samples (one more all-reduce per update).
   void set_unequal_rollouts(bool on) { unequal_rollouts_ = on; }
   void set_consecutive_nonfinite(int n) { nonfinite_streak_ = n; }
+  // On (the default): an engine with deferred steps (engine.h, the CUDA engine) runs the
+  // minibatches without a host read after each; off: compute() and apply() per minibatch, the
+  // flow the deferred one must equal (tests compare them).
+  void set_deferred_steps(bool on) { deferred_steps_ = on; }
 
  private:
   float rank_weight(int T);
@@ -76,6 +80,8 @@ class PpoUpdater {
   double all_reduce_seconds_ = 0;
   bool unequal_rollouts_ = false;
   std::vector<float> anchor_logp_;  // (T, N / num_minibatches) scratch of async_anchor
+  bool deferred_steps_ = true;
+  std::vector<Rng::State> epoch_rng_;  // deferred steps: the rng after each epoch's shuffle
 };
 
 // Explained variance of the rollout's values with respect to its returns (transitions only; 0

@@ -154,6 +154,36 @@ void CudaPolicyLearner::evaluate(int T, int B, const float* obs, const float* ac
                   static_cast<size_t>(B) * spec_.state_size());
   RECUR_CHECK_ARG(obs && actions && log_probs && entropies && values,
                   "evaluate: every buffer must be device memory");
+  evaluate_impl(T, B, obs, actions, episode_start, initial_state, nullptr, log_probs, entropies,
+                values);
+}
+
+void CudaPolicyLearner::evaluate(int T, int B, const float* obs, const float* actions,
+                                 std::span<const uint8_t> episode_start, const float* state_table,
+                                 size_t table_stride, std::span<const int32_t> table_rows,
+                                 float* log_probs, float* entropies, float* values) {
+  RECUR_CHECK_ARG(T >= 1 && B >= 1, "evaluate: T {} and B {} must be >= 1", T, B);
+  const auto tb = static_cast<size_t>(T) * static_cast<size_t>(B);
+  RECUR_CHECK_ARG(episode_start.size() == tb && table_rows.size() == static_cast<size_t>(B),
+                  "evaluate: episode_start must be (T, B) = {} and table_rows (B) = {}", tb, B);
+  RECUR_CHECK_ARG(table_stride >= static_cast<size_t>(spec_.state_size()),
+                  "evaluate: state table rows of {} floats are shorter than the policy state {}",
+                  table_stride, spec_.state_size());
+  RECUR_CHECK_ARG(obs && actions && state_table && log_probs && entropies && values,
+                  "evaluate: every buffer must be device memory");
+  CudnnSequenceExecutor::DeviceStateTable states;
+  states.table = state_table;
+  states.stride = table_stride;
+  states.rows = table_rows;
+  evaluate_impl(T, B, obs, actions, episode_start, {}, &states, log_probs, entropies, values);
+}
+
+void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const float* actions,
+                                      std::span<const uint8_t> episode_start,
+                                      std::span<const float> initial_state,
+                                      const CudnnSequenceExecutor::DeviceStateTable* device_states,
+                                      float* log_probs, float* entropies, float* values) {
+  const auto tb = static_cast<size_t>(T) * static_cast<size_t>(B);
   activate();
   const cudaStream_t s = stream_.get();
   cublasHandle_t cublas = cublas_.get();
@@ -165,18 +195,27 @@ void CudaPolicyLearner::evaluate(int T, int B, const float* obs, const float* ac
   const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
   for (int c = 0; c < towers(); ++c) {
     Tower& t = tower_[c];
-    t.state0.resize(static_cast<size_t>(B) * cs);
-    for (int b = 0; b < B; ++b)
-      std::copy_n(initial_state.begin() + static_cast<std::ptrdiff_t>(
-                                              static_cast<size_t>(b) * spec_.state_size() + c * cs),
-                  cs, t.state0.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(b) * cs));
+    if (!device_states) {
+      t.state0.resize(static_cast<size_t>(B) * cs);
+      for (int b = 0; b < B; ++b)
+        std::copy_n(
+            initial_state.begin() +
+                static_cast<std::ptrdiff_t>(static_cast<size_t>(b) * spec_.state_size() + c * cs),
+            cs, t.state0.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(b) * cs));
+    }
     const float* x = obs;
     if (t.encoder) {
       x = t.encoder->forward(cublas, rows, obs, s);
       mark(c == 0 ? "actor encoder fwd" : "critic encoder fwd");
     }
     t.y.reserve(floats(tb, static_cast<size_t>(spec_.hidden)));
-    t.core->forward_device(T, B, x, episode_start, t.state0, t.y.data());
+    if (device_states) {
+      CudnnSequenceExecutor::DeviceStateTable part = *device_states;
+      part.table += c * cs;  // this tower's core state inside the policy state
+      t.core->forward_device(T, B, x, episode_start, part, t.y.data());
+    } else {
+      t.core->forward_device(T, B, x, episode_start, t.state0, t.y.data());
+    }
     mark(c == 0 ? "actor core fwd (plan + cuDNN)" : "critic core fwd (plan + cuDNN)");
   }
   head_out_ = actor_head_->forward(cublas, rows, tower_[0].y.data(), s);

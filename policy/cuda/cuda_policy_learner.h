@@ -10,9 +10,10 @@
 //
 // backward(d_log_probs, d_entropies, d_values) runs the same chain back (distribution backward,
 // heads, the two head gradients summed when the core is shared, cuDNN backward data + weights,
-// encoders) and ADDS every parameter gradient, as PolicyLearner. episode_start (T, B) and the
-// initial states (B, state_size) come from the host: they shape cuDNN's sub-sequence plan
-// (policy/sequence_plan.h), which is host work anyway.
+// encoders) and ADDS every parameter gradient, as PolicyLearner. episode_start (T, B) comes from
+// the host: it shapes cuDNN's sub-sequence plan (policy/sequence_plan.h), which is host work
+// anyway. The initial states come from the host (B, state_size), or stay on the device in a
+// table the PPO engine uploads once per update (the second evaluate overload).
 //
 // Parameters live where the optimizer updates them: each MLP in one device buffer of Mlp's flat
 // layout, each core in cuDNN's opaque weight space (device-resident mode), log_std in its own
@@ -66,6 +67,14 @@ class CudaPolicyLearner {
   void evaluate(int T, int B, const float* obs, const float* actions,
                 std::span<const uint8_t> episode_start, std::span<const float> initial_state,
                 float* log_probs, float* entropies, float* values);
+  // The same with the initial states kept on the device: slot b starts from the policy state
+  // (spec.state_size() floats, [actor core | critic core]) at state_table + table_rows[b] *
+  // table_stride. state_table: device, read when the stream gets there; table_rows: host (B).
+  // Each tower's cuDNN executor gathers its part with one kernel (no host copies).
+  void evaluate(int T, int B, const float* obs, const float* actions,
+                std::span<const uint8_t> episode_start, const float* state_table,
+                size_t table_stride, std::span<const int32_t> table_rows, float* log_probs,
+                float* entropies, float* values);
   // Gradients of the loss w.r.t. the last evaluate's outputs (T, B) each, device; ADDED.
   void backward(const float* d_log_probs, const float* d_entropies, const float* d_values);
   void zero_gradients();
@@ -103,6 +112,12 @@ class CudaPolicyLearner {
     AlignedVector<float> state0;                      // host (B, core state)
   };
   void activate() const;
+  // evaluate's body: the states from `initial_state` (host), or from `device_states` when not
+  // null (its table pointing at the policy state; each tower offsets it to its core's part).
+  void evaluate_impl(int T, int B, const float* obs, const float* actions,
+                     std::span<const uint8_t> episode_start, std::span<const float> initial_state,
+                     const CudnnSequenceExecutor::DeviceStateTable* device_states, float* log_probs,
+                     float* entropies, float* values);
   TensorMap collect(bool gradients) const;
   int towers() const { return spec_.shared_core ? 1 : 2; }
 

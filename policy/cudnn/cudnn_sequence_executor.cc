@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "kernels/gather.h"
+#include "kernels/state_gather.h"
 #include "policy/cudnn/cudnn_weight_table.h"
 
 namespace recur::policy {
@@ -257,11 +258,15 @@ void CudnnSequenceExecutor::refresh_mirrors() const {
 }
 
 void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t> episode_start,
-                                          std::span<const float> initial_state) {
+                                          std::span<const float> initial_state,
+                                          const DeviceStateTable* device_states) {
   use_device();
   cudaStream_t st = stream();
-  // The pinned staging below is rewritten now: the previous call's uploads must be done.
-  staged_.synchronize();
+  // This call's pinned slot is rewritten now: the uploads out of it (two calls ago) must be
+  // done. pin_state_ (the host initial states) has one slot: the last call's uploads too.
+  slot_ ^= 1;
+  staged_[slot_].synchronize();
+  if (device_states == nullptr) staged_[slot_ ^ 1].synchronize();
   plan_sequences_into(plan_, T, B, episode_start);
   have_forward_ = false;  // the kept state is being replaced
   const CoreSpec& s = spec();
@@ -291,15 +296,36 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
   d_padded_row_.reserve(tb);
   d_source_row_.reserve(rows);
 
-  // Stage and upload: the index arrays [lengths (N) | padded_row (T*B) | source_row (M*N)].
-  pin_index_.reserve(static_cast<size_t>(N) + tb + rows);
-  int32_t* idx = pin_index_.data();
+  // Stage and upload: the index arrays [lengths (N) | padded_row (T*B) | source_row (M*N)], and
+  // with device states [state_row (N)].
+  const size_t state_rows = device_states ? static_cast<size_t>(N) : 0;
+  kernels::PinnedBuffer<int32_t>& pin_index = pin_index_[slot_];
+  pin_index.reserve(static_cast<size_t>(N) + tb + rows + state_rows);
+  int32_t* idx = pin_index.data();
   std::copy(plan_.lengths.begin(), plan_.lengths.end(), idx);
   std::copy(plan_.padded_row.begin(), plan_.padded_row.end(), idx + N);
   std::copy(plan_.source_row.begin(), plan_.source_row.end(), idx + N + tb);
   d_lengths_.upload({idx, static_cast<size_t>(N)}, st);
   d_padded_row_.upload({idx + N, tb}, st);
   d_source_row_.upload({idx + N + tb, rows}, st);
+
+  if (device_states) {
+    // hx, cx gathered on the device: sub-sequence n starts from table row rows[initial_row[n]]
+    // (kernels/state_gather.h), the same values the host assembly below copies.
+    int32_t* state_row = idx + N + tb + rows;
+    for (int n = 0; n < N; ++n) {
+      const int32_t b = plan_.initial_row[static_cast<size_t>(n)];
+      state_row[n] = b >= 0 ? device_states->rows[static_cast<size_t>(b)] : -1;
+    }
+    d_state_row_.reserve(static_cast<size_t>(N));
+    d_state_row_.upload({state_row, static_cast<size_t>(N)}, st);
+    staged_[slot_].record(st);
+    kernels::launch_gather_initial_states(device_states->table, device_states->stride,
+                                          d_state_row_.data(), N, L, H, d_hx_.data(),
+                                          lstm ? d_cx_.data() : nullptr, st);
+    if (!device_resident_) w_.upload(host_w_.span(), st);
+    return;
+  }
 
   // hx, cx (L, N, H) from initial_state (B, S) = [h of layers | c of layers] per env; zeros for
   // sub-sequences that start an episode (initial_row = -1).
@@ -318,7 +344,7 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
     }
   d_hx_.upload({hx, lnh}, st);
   if (lstm) d_cx_.upload({cx, lnh}, st);
-  staged_.record(st);
+  staged_[slot_].record(st);
 
   // The parameters as the optimizer left them in the host mirror (host-mirror mode).
   if (!device_resident_) w_.upload(host_w_.span(), st);
@@ -407,6 +433,27 @@ void CudnnSequenceExecutor::forward_device(int T, int B, const float* x,
                   "forward_device: episode_start must be (T, B) = {} and initial_state (B, S) = {}",
                   static_cast<size_t>(T) * B, static_cast<size_t>(B) * s.state_size());
   stage_forward(T, B, episode_start, initial_state);
+  run_staged_forward(x, y);
+  have_forward_ = true;
+}
+
+void CudnnSequenceExecutor::forward_device(int T, int B, const float* x,
+                                           std::span<const uint8_t> episode_start,
+                                           const DeviceStateTable& initial_states, float* y) {
+  const CoreSpec& s = spec();
+  RECUR_CHECK_ARG(device_resident_, "forward_device needs set_device_resident(true)");
+  RECUR_CHECK_ARG(T >= 1 && B >= 1, "forward_device: T {} and B {} must be >= 1", T, B);
+  RECUR_CHECK_ARG(x != nullptr && y != nullptr, "forward_device: x and y must be device buffers");
+  RECUR_CHECK_ARG(episode_start.size() == static_cast<size_t>(T) * B &&
+                      initial_states.rows.size() == static_cast<size_t>(B),
+                  "forward_device: episode_start must be (T, B) = {} and the state rows (B) = {}",
+                  static_cast<size_t>(T) * B, B);
+  RECUR_CHECK_ARG(initial_states.table != nullptr &&
+                      initial_states.stride >= static_cast<size_t>(s.state_size()),
+                  "forward_device: the state table must be device memory with rows of at least "
+                  "{} floats (stride {})",
+                  s.state_size(), initial_states.stride);
+  stage_forward(T, B, episode_start, {}, &initial_states);
   run_staged_forward(x, y);
   have_forward_ = true;
 }

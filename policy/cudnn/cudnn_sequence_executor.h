@@ -26,7 +26,8 @@
 // Device-resident mode (set_device_resident(true), the CUDA learner): w and dw on the device are
 // the truth. forward_device/backward_device take and give device pointers, enqueue on stream()
 // and return without waiting (only the small host staging of the plan and the initial states is
-// copied in; the next call waits for those copies before rewriting them). Nothing is uploaded
+// copied in, from one of two pinned slots used in turn; a call waits for the copies out of its
+// slot, made two calls before, before rewriting them). Nothing is uploaded
 // from or refreshed into the host mirrors; weights()/gradients()/parameters() read the device
 // copies back when asked (a synchronizing download), and an optimizer updates device_weights()
 // in place from device_gradients() on the same stream.
@@ -90,6 +91,18 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   // Enqueued on stream(); y is ready when the stream gets there.
   void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
                       std::span<const float> initial_state, float* y);
+  // Initial states kept on the device: env b of the batch starts from the state at
+  // table + rows[b] * stride ([h of layers | c of layers], S floats; stride >= S). table: device,
+  // read when the stream gets there; rows: host (B). A learner keeps the rollout's stored states
+  // there once per update, and one kernel (kernels/state_gather.h) assembles hx/cx per batch,
+  // in place of host copies.
+  struct DeviceStateTable {
+    const float* table = nullptr;
+    size_t stride = 0;
+    std::span<const int32_t> rows;
+  };
+  void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
+                      const DeviceStateTable& initial_states, float* y);
   // Backward of the last forward_device: dy (T, B, H) device; dx (T, B, input) device written
   // unless nullptr; gradients ADDED into device_gradients(). No d_initial_state (PPO does not
   // train the stored states). Enqueued on stream().
@@ -120,8 +133,10 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   // Plans the batch, sets the descriptors, grows the buffers and uploads the index arrays and
   // hx/cx (host-mirror mode: the weights too); then the staged forward runs from device x into
   // device y, and the staged backward from device dy.
+  // Initial states from the host span, or (device_states not null) gathered on the device.
   void stage_forward(int T, int B, std::span<const uint8_t> episode_start,
-                     std::span<const float> initial_state);
+                     std::span<const float> initial_state,
+                     const DeviceStateTable* device_states = nullptr);
   void run_staged_forward(const float* x, float* y);
   void run_staged_backward(const float* dy, float* dx);
   // Sets `desc` for `algo`; false when cuDNN refuses a persistent algo (other errors throw).
@@ -139,7 +154,11 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   kernels::CudaStream stream_;  // used unless an external stream was given
   cudaStream_t external_stream_ = nullptr;
   bool device_resident_ = false;
-  kernels::CudaEvent staged_;  // after the last staging uploads (pinned buffers reusable)
+  // Two staging slots in turn: each call's index arrays go up from its own pinned block, and
+  // staged_[k] follows the last uploads out of slot k, so a call waits only for the call before
+  // the previous one (the host plans a minibatch ahead of the GPU without a stall).
+  kernels::CudaEvent staged_[2];
+  int slot_ = 0;
   cudnn::Handle handle_;
   cudnn::NoDropoutDescriptor dropout_;
   cudnn::RnnDescriptor standard_;
@@ -167,17 +186,18 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   cudnn::TensorDescriptor h_desc_;  // (L, N, H), for h and c
   size_t work_bytes_ = 0, reserve_bytes_ = 0;
   kernels::DeviceBuffer<unsigned char> work_, reserve_;
-  kernels::DeviceBuffer<int32_t> d_lengths_;                // (N) devSeqLengths
-  kernels::DeviceBuffer<int32_t> d_padded_row_;             // (T * B)
-  kernels::DeviceBuffer<int32_t> d_source_row_;             // (max_length * N)
-  kernels::DeviceBuffer<float> d_x_, d_x_pad_;              // (T, B, in), (max_length, N, in)
-  kernels::DeviceBuffer<float> d_y_, d_y_pad_;              // (T, B, H), (max_length, N, H)
+  kernels::DeviceBuffer<int32_t> d_lengths_;     // (N) devSeqLengths
+  kernels::DeviceBuffer<int32_t> d_padded_row_;  // (T * B)
+  kernels::DeviceBuffer<int32_t> d_source_row_;  // (max_length * N)
+  kernels::DeviceBuffer<int32_t> d_state_row_;   // (N) table row of sub-sequence n, -1 = zeros
+  kernels::DeviceBuffer<float> d_x_, d_x_pad_;   // (T, B, in), (max_length, N, in)
+  kernels::DeviceBuffer<float> d_y_, d_y_pad_;   // (T, B, H), (max_length, N, H)
   kernels::DeviceBuffer<float> d_hx_, d_cx_, d_hy_, d_cy_;  // (L, N, H); c only for LSTM
   kernels::DeviceBuffer<float> d_dy_pad_, d_dx_pad_;        // (max_length, N, H | in)
   kernels::DeviceBuffer<float> d_dhx_, d_dcx_;              // (L, N, H)
   // Host staging (pinned, grown with reserve()): x or dx, y or dy, the index arrays, h/c states.
   kernels::PinnedBuffer<float> pin_in_, pin_out_, pin_state_;
-  kernels::PinnedBuffer<int32_t> pin_index_;
+  kernels::PinnedBuffer<int32_t> pin_index_[2];  // per staging slot
 };
 
 }  // namespace recur::policy

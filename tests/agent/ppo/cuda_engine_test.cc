@@ -11,12 +11,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "agent/evaluator.h"
 #include "agent/ppo/engine.h"
 #include "agent/ppo/trainer.h"
+#include "agent/ppo/updater.h"
 #include "core/rng.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"
@@ -253,6 +256,82 @@ TEST_CASE("a policy trained on the GPU evaluates on the CPU and vice versa") {
                          << on_gpu.mean_return());
     CHECK(std::abs(on_cpu.mean_return() - on_gpu.mean_return()) <=
           0.25 * std::max(on_cpu.mean_return(), on_gpu.mean_return()) + 5.0);
+  }
+}
+
+// The deferred steps (engine.h; compute, step guard and Adam enqueued per minibatch, results read
+// once per update or per epoch) against the per-minibatch flow on the same engine type: the same
+// weights, Adam state and statistics bit for bit (same kernels in the same order, only the reads
+// move), through finite updates, a non-finite minibatch skipped, a stop on one (same message, no
+// step after it) and the target-KL stop.
+namespace {
+struct GpuOutcome {
+  agent::UpdateStats stats;
+  std::string error;
+  policy::TensorMap weights, optimizer;
+};
+
+GpuOutcome run_updates(const policy::PolicySpec& spec, const agent::AlgoConfig& cfg, bool deferred,
+                       const std::vector<agent::Rollout>& rollouts) {
+  Rng init(21);
+  auto engine = agent::make_cuda_ppo_engine(spec, cuda_placement(), cfg.adam_eps);
+  engine->load(policy::init_policy(spec, init));
+  agent::PpoUpdater ppo(cfg, std::move(engine), 5);
+  ppo.set_deferred_steps(deferred);
+  GpuOutcome out;
+  try {
+    for (size_t i = 0; i < rollouts.size(); ++i) {
+      agent::Rollout r = rollouts[i];
+      out.stats = ppo.update(r, 0.1 * static_cast<double>(i), 1000 * static_cast<int64_t>(i + 1));
+    }
+  } catch (const agent::NonFiniteUpdate& e) {
+    out.error = e.what();
+  }
+  out.weights = ppo.engine().to_tensors();
+  out.optimizer = ppo.engine().optimizer_tensors();
+  return out;
+}
+}  // namespace
+
+TEST_CASE("CUDA PPO deferred steps equal per-minibatch reads bit for bit") {
+  if (!test::gpu_or_skip("CUDA PPO deferred steps")) return;
+  const policy::PolicySpec spec =
+      spec_for(policy::ActionKind::kContinuous, false, policy::CellType::kGru);
+  Rng rng(17);
+  const agent::Rollout a = random_rollout(spec, 8, 8, rng), b = random_rollout(spec, 8, 8, rng);
+  agent::Rollout bad = b;
+  bad.rewards[5 * 8 + 3] = std::numeric_limits<float>::infinity();  // env 3's column
+  agent::AlgoConfig cfg;
+  cfg.epochs = 3;
+  cfg.num_minibatches = 4;
+  cfg.max_grad_norm = 0.05f;  // some steps clip
+  struct Case {
+    const char* name;
+    const char* on_nonfinite;
+    float target_kl;
+    bool use_bad;
+  };
+  for (const Case c : {Case{"finite", "stop", 0.0f, false}, Case{"skip", "skip", 0.0f, true},
+                       Case{"stop", "stop", 0.0f, true}, Case{"target_kl", "stop", 1e-6f, false}}) {
+    CAPTURE(c.name);
+    agent::AlgoConfig k = cfg;
+    k.on_nonfinite = c.on_nonfinite;
+    k.target_kl = c.target_kl;
+    const std::vector<agent::Rollout> rollouts = {a, c.use_bad ? bad : b};
+    const GpuOutcome d = run_updates(spec, k, true, rollouts);
+    const GpuOutcome p = run_updates(spec, k, false, rollouts);
+    CHECK(d.error == p.error);
+    CHECK(d.weights == p.weights);
+    CHECK(d.optimizer == p.optimizer);
+    CHECK(d.stats.policy_loss == p.stats.policy_loss);
+    CHECK(d.stats.value_loss == p.stats.value_loss);
+    CHECK(d.stats.approx_kl == p.stats.approx_kl);
+    CHECK(d.stats.grad_norm == p.stats.grad_norm);
+    CHECK(d.stats.minibatches == p.stats.minibatches);
+    CHECK(d.stats.skipped == p.stats.skipped);
+    CHECK(d.stats.epochs_run == p.stats.epochs_run);
+    if (std::string(c.name) == "skip") CHECK(d.stats.skipped == 3);
+    if (std::string(c.name) == "stop") CHECK(d.error.find("non-finite") != std::string::npos);
   }
 }
 

@@ -1,0 +1,198 @@
+// The updater's deferred steps (engine.h: begin_steps / step / end_steps, read once per update or
+// per epoch) against its per-minibatch flow (compute, decide, apply), on the host engine wrapped
+// to defer as the CUDA engine does: the same weights, Adam state, statistics, rng state,
+// warnings and errors, bit for bit, for finite updates, skipped non-finite minibatches, a stop
+// on one, and the target-KL stop. The CUDA engine's own deferred steps are compared in
+// cuda_engine_test.cc (GPU).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/ppo/updater.h"
+#include "policy/policy_spec.h"
+
+using namespace recur;
+
+namespace {
+
+policy::PolicySpec small_spec() {
+  policy::PolicySpec spec;
+  spec.obs_dim = 3;
+  spec.action_dim = 2;
+  spec.encoder = {8};
+  spec.hidden = 8;
+  return spec;
+}
+
+agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& rng) {
+  agent::Rollout r;
+  r.resize(T, N, spec.obs_dim, 1, spec.state_size());
+  for (auto& v : r.obs) v = static_cast<float>(rng.uniform(-1, 1));
+  for (auto& v : r.actions) v = static_cast<float>(rng.uniform_int(2));
+  for (auto& v : r.log_probs) v = static_cast<float>(-0.69 + rng.uniform(-0.3, 0.3));
+  for (auto& v : r.rewards) v = static_cast<float>(rng.uniform(-1, 1));
+  for (auto& v : r.values) v = static_cast<float>(rng.uniform(-0.5, 0.5));
+  r.episode_start[0] = 1;
+  return r;
+}
+
+// The host engine with deferred steps: each step() is compute() and, unless the run decided to
+// skip it, apply(): the contract the CUDA engine's device guard implements.
+class DeferringEngine : public agent::PpoEngine {
+ public:
+  DeferringEngine(const policy::PolicySpec& spec, const policy::TensorMap& weights)
+      : inner_(agent::make_host_ppo_engine(spec, policy::Placement{}, 1e-5f)) {
+    inner_->load(weights);
+  }
+  policy::Device device() const override { return inner_->device(); }
+  const policy::PolicySpec& spec() const override { return inner_->spec(); }
+  void load(const policy::TensorMap& t) override { inner_->load(t); }
+  policy::TensorMap to_tensors() const override { return inner_->to_tensors(); }
+  policy::TensorMap gradient_tensors() const override { return inner_->gradient_tensors(); }
+  void begin_update(const agent::Rollout& r) override { inner_->begin_update(r); }
+  agent::MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+                                 bool normalize) override {
+    return inner_->compute(envs, loss, normalize);
+  }
+  void log_probs(std::span<const int> envs, std::span<float> out) override {
+    inner_->log_probs(envs, out);
+  }
+  double average_gradients(agent::dist::Communicator& c, std::span<float> e, float w) override {
+    return inner_->average_gradients(c, e, w);
+  }
+  void apply(double norm, double max_norm, double lr) override {
+    inner_->apply(norm, max_norm, lr);
+  }
+  policy::TensorMap optimizer_tensors() const override { return inner_->optimizer_tensors(); }
+  void load_optimizer_tensors(const policy::TensorMap& t) override {
+    inner_->load_optimizer_tensors(t);
+  }
+
+  bool defers_steps() const override { return true; }
+  void begin_steps(int count, double max_grad_norm, double lr, bool stop) override {
+    REQUIRE(results_.empty());
+    count_ = count, max_grad_norm_ = max_grad_norm, lr_ = lr, stop_ = stop, stopped_ = false;
+    ++runs;
+  }
+  void step(std::span<const int> envs, const kernels::PpoLossConfig& loss,
+            bool normalize) override {
+    REQUIRE(static_cast<int>(results_.size()) < count_);
+    const agent::MinibatchResult res = inner_->compute(envs, loss, normalize);
+    results_.push_back(res);
+    const bool bad = !std::isfinite(res.loss) || !std::isfinite(res.grad_norm);
+    if (stopped_ || bad) {
+      stopped_ = stopped_ || (bad && stop_);
+      return;
+    }
+    inner_->apply(res.grad_norm, max_grad_norm_, lr_);
+  }
+  std::span<const agent::MinibatchResult> end_steps() override {
+    out_ = std::move(results_);
+    results_.clear();
+    return out_;
+  }
+
+  int runs = 0;  // begin_steps calls: host reads of a run's results
+
+ private:
+  std::unique_ptr<agent::PpoEngine> inner_;
+  int count_ = 0;
+  double max_grad_norm_ = 0, lr_ = 0;
+  bool stop_ = false, stopped_ = false;
+  std::vector<agent::MinibatchResult> results_, out_;
+};
+
+struct Outcome {
+  agent::UpdateStats stats;
+  std::string error;
+  policy::TensorMap weights, optimizer;
+  Rng::State rng{};
+  int runs = 0;
+};
+
+// Two updates (the second on `second`) on a fresh updater, deferred or not.
+Outcome run(const agent::AlgoConfig& cfg, bool deferred, const agent::Rollout& first,
+            const agent::Rollout& second) {
+  const policy::PolicySpec spec = small_spec();
+  Rng init(3);
+  auto engine = std::make_unique<DeferringEngine>(spec, policy::init_policy(spec, init));
+  DeferringEngine* raw = engine.get();
+  agent::PpoUpdater ppo(cfg, std::move(engine), 7);
+  ppo.set_deferred_steps(deferred);
+  Outcome out;
+  agent::Rollout a = first, b = second;
+  try {
+    ppo.update(a, 0.25, 100);
+    out.stats = ppo.update(b, 0.5, 200);
+  } catch (const agent::NonFiniteUpdate& e) {
+    out.error = e.what();
+  }
+  out.weights = ppo.engine().to_tensors();
+  out.optimizer = ppo.engine().optimizer_tensors();
+  out.rng = ppo.rng().state();
+  out.runs = raw->runs;
+  return out;
+}
+
+void check_same(const Outcome& d, const Outcome& p) {
+  CHECK(d.error == p.error);
+  CHECK(d.weights == p.weights);
+  CHECK(d.optimizer == p.optimizer);
+  CHECK(d.rng == p.rng);
+  CHECK(d.stats.policy_loss == p.stats.policy_loss);
+  CHECK(d.stats.value_loss == p.stats.value_loss);
+  CHECK(d.stats.entropy == p.stats.entropy);
+  CHECK(d.stats.approx_kl == p.stats.approx_kl);
+  CHECK(d.stats.clip_fraction == p.stats.clip_fraction);
+  CHECK(d.stats.grad_norm == p.stats.grad_norm);
+  CHECK(d.stats.minibatches == p.stats.minibatches);
+  CHECK(d.stats.skipped == p.stats.skipped);
+  CHECK(d.stats.epochs_run == p.stats.epochs_run);
+}
+
+}  // namespace
+
+TEST_CASE("deferred PPO steps equal the per-minibatch flow bit for bit") {
+  const policy::PolicySpec spec = small_spec();
+  Rng rng(11);
+  const agent::Rollout good1 = make_rollout(spec, 6, 8, rng);
+  const agent::Rollout good2 = make_rollout(spec, 6, 8, rng);
+  agent::Rollout bad = good2;
+  bad.rewards[3 * 8 + 5] = std::numeric_limits<float>::infinity();  // env 5's column only
+  agent::AlgoConfig cfg;
+  cfg.epochs = 3;
+  cfg.num_minibatches = 4;
+  cfg.max_grad_norm = 0.05f;  // some steps clip
+
+  SUBCASE("finite updates: one read per update") {
+    const Outcome d = run(cfg, true, good1, good2), p = run(cfg, false, good1, good2);
+    check_same(d, p);
+    CHECK(d.error.empty());
+    CHECK(d.stats.minibatches == 12);
+    CHECK(d.runs == 2);
+    CHECK(p.runs == 0);
+  }
+  SUBCASE("on_nonfinite: skip") {
+    cfg.on_nonfinite = "skip";
+    const Outcome d = run(cfg, true, good1, bad), p = run(cfg, false, good1, bad);
+    check_same(d, p);
+    CHECK(d.stats.skipped == 3);  // env 5's minibatch in each epoch
+    CHECK(d.stats.minibatches == 9);
+  }
+  SUBCASE("on_nonfinite: stop") {
+    const Outcome d = run(cfg, true, good1, bad), p = run(cfg, false, good1, bad);
+    check_same(d, p);
+    CHECK(d.error.find("the update at env step 200 (epoch 1 of 3, minibatch") != std::string::npos);
+  }
+  SUBCASE("target_kl: one read per epoch, and the early stop at the same epoch") {
+    cfg.target_kl = 1e-6f;
+    const Outcome d = run(cfg, true, good1, good2), p = run(cfg, false, good1, good2);
+    check_same(d, p);
+    CHECK(d.stats.epochs_run < cfg.epochs);
+    CHECK(d.runs >= 2);
+  }
+}

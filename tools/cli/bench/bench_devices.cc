@@ -81,6 +81,18 @@ class LearnerBench {
     const agent::MinibatchResult m = engine_->compute(envs_, loss_, true);
     engine_->apply(m.grad_norm, 0.5, 3e-4);
   }
+  // `count` minibatches as the trainer runs them: an engine that defers its steps (the CUDA
+  // engine) enqueues them all and synchronizes once, as in an update's epochs; others update
+  // one by one.
+  void updates(int count) {
+    if (!engine_->defers_steps()) {
+      for (int i = 0; i < count; ++i) update();
+      return;
+    }
+    engine_->begin_steps(count, 0.5, 3e-4, true);
+    for (int i = 0; i < count; ++i) engine_->step(envs_, loss_, true);
+    engine_->end_steps();
+  }
 
  private:
   agent::Rollout r_;
@@ -92,8 +104,10 @@ class LearnerBench {
 double time_learner(const policy::PolicySpec& spec, int T, int B, bool cuda,
                     const policy::Placement& placement, const policy::TensorMap& params,
                     double min_seconds) {
+  // 16 minibatches per timed call: one update of 4 epochs x 4 minibatches.
+  constexpr int kMinibatches = 16;
   LearnerBench bench(spec, T, B, cuda, placement, params);
-  return time_per_call(min_seconds, [&] { bench.update(); });
+  return time_per_call(min_seconds, [&] { bench.updates(kMinibatches); }) / kMinibatches;
 }
 
 #ifdef RECUR_WITH_CUDA

@@ -13,12 +13,13 @@ CanonicalWeights CanonicalWeights::zeros(const CoreSpec& spec) {
   CanonicalWeights w;
   w.spec = spec;
   const auto gh = static_cast<size_t>(spec.gates() * spec.hidden);
+  const auto rh = static_cast<size_t>(spec.recurrent_rows());  // 0 for minGRU
   for (int k = 0; k < spec.layers; ++k) {
     LayerWeights l;
     l.weight_ih.assign(gh * static_cast<size_t>(spec.layer_input(k)), 0.0f);
-    l.weight_hh.assign(gh * static_cast<size_t>(spec.hidden), 0.0f);
+    l.weight_hh.assign(rh * static_cast<size_t>(spec.hidden), 0.0f);
     l.bias_ih.assign(gh, 0.0f);
-    l.bias_hh.assign(gh, 0.0f);
+    l.bias_hh.assign(rh, 0.0f);
     w.layers.push_back(std::move(l));
   }
   return w;
@@ -48,8 +49,9 @@ TensorMap CanonicalWeights::to_tensors(const std::string& prefix) const {
     const auto& l = layers[static_cast<size_t>(k)];
     const std::string s = "_l" + std::to_string(k);
     out[prefix + "weight_ih" + s] = Tensor({gh, spec.layer_input(k)}, l.weight_ih);
-    out[prefix + "weight_hh" + s] = Tensor({gh, spec.hidden}, l.weight_hh);
     out[prefix + "bias_ih" + s] = Tensor({gh}, l.bias_ih);
+    if (!has_recurrent_weights(spec.cell)) continue;  // minGRU: no weight_hh / bias_hh tensors
+    out[prefix + "weight_hh" + s] = Tensor({gh, spec.hidden}, l.weight_hh);
     out[prefix + "bias_hh" + s] = Tensor({gh}, l.bias_hh);
   }
   return out;
@@ -74,8 +76,9 @@ CanonicalWeights CanonicalWeights::from_tensors(const CoreSpec& spec, const Tens
       dst = it->second.data;
     };
     take("weight_ih", l.weight_ih);
-    take("weight_hh", l.weight_hh);
     take("bias_ih", l.bias_ih);
+    if (!has_recurrent_weights(spec.cell)) continue;
+    take("weight_hh", l.weight_hh);
     take("bias_hh", l.bias_hh);
   }
   return w;

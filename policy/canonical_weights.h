@@ -6,6 +6,10 @@
 //   bias_ih_l{k}    (G*H)         cuDNN's b_W (ids 0..G-1)
 //   bias_hh_l{k}    (G*H)         cuDNN's b_R (ids G..2G-1)
 //
+// minGRU (G = 2, blocks z then h~) has only weight_ih_l{k} (W_z; W_h) and bias_ih_l{k} (b_z; b_h):
+// no recurrent weights, so weight_hh and bias_hh are empty and written as no tensor (as in
+// PyTorch minGRU modules, one Linear(in_k, 2H) with a bias; its chunk order may differ).
+//
 // in_k = spec.input for k = 0, else spec.hidden. Gate block g of weight_ih is cuDNN's
 // linLayerID g; of weight_hh, linLayerID G + g (docs/RNN_LAYOUT.md, "cuDNN's weight space").
 #pragma once

@@ -14,14 +14,18 @@ std::string_view to_string(CellType cell) {
       return "rnn_tanh";
     case CellType::kRnnRelu:
       return "rnn_relu";
+    case CellType::kMinGru:
+      return "mingru";
   }
   return "?";
 }
 
 CellType parse_cell_type(std::string_view name) {
-  for (CellType c : {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu})
+  for (CellType c :
+       {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu, CellType::kMinGru})
     if (to_string(c) == name) return c;
-  throw Error(fmt::format("cell type '{}' is unknown; use lstm, gru, rnn_tanh or rnn_relu", name));
+  throw Error(
+      fmt::format("cell type '{}' is unknown; use lstm, gru, rnn_tanh, rnn_relu or mingru", name));
 }
 
 void CoreSpec::validate() const {
@@ -32,6 +36,18 @@ void CoreSpec::validate() const {
   RECUR_CHECK(cell_clip >= 0, "cell_clip {} must be >= 0 (0 = no clipping)", cell_clip);
   RECUR_CHECK(cell_clip == 0 || cell == CellType::kLstm, "cell_clip applies to lstm only, not {}",
               to_string(cell));
+  RECUR_CHECK(cell != CellType::kMinGru || layers == 1,
+              "policy.layers = {} with policy.core = mingru: mingru supports one layer in this "
+              "build (a stack needs the residual connection PufferLib uses, not written yet); set "
+              "policy.layers: 1 or choose policy.core: gru",
+              layers);
+}
+
+void require_cuda_core(const CoreSpec& spec) {
+  RECUR_CHECK(spec.cell != CellType::kMinGru,
+              "policy.core = mingru runs on the CPU in this build; its CUDA kernels are not "
+              "written yet (issue 37). Set device.actor: cpu and device.learner: cpu, or choose "
+              "policy.core: gru");
 }
 
 }  // namespace recur::policy

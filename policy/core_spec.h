@@ -21,6 +21,14 @@
 //     h' = (1 - z) * n + z * h
 //   RNN_TANH / RNN_RELU (G = 1)
 //     h' = act(W x + b_W + R h + b_R)
+//   MINGRU (G = 2: z, h~; Feng et al. 2024, "Were RNNs All We Needed?"; not a cuDNN cell)
+//     z = sigmoid(W_z x + b_z)                       h~ = W_h x + b_h   (linear: no g(), no tanh)
+//     h' = (1 - z) * h + z * h~
+//   No recurrent weights R and no b_R: the gates do not read h, so a whole sequence is one input
+//   GEMM plus a linear scan. h~ is the paper's plain (non-log-space) candidate: the scan here runs
+//   in linear space, where h' is a convex combination of h and h~ (no overflow to guard against),
+//   and g(x) = x + 0.5 | sigmoid(x) exists only to keep h positive for a log-space scan.
+//   One layer only for now (policy.layers: 1; a stack would need PufferLib's residual form).
 //
 // State per layer: h (H) for all cells, plus c (H) for LSTM. Layout of a state buffer for B
 // slots: (layers, B, H) for h and (layers, B, H) for c, as cuDNN's hx/cx.
@@ -31,15 +39,22 @@
 
 namespace recur::policy {
 
-enum class CellType { kLstm, kGru, kRnnTanh, kRnnRelu };
+enum class CellType { kLstm, kGru, kRnnTanh, kRnnRelu, kMinGru };
 
-// "lstm", "gru", "rnn_tanh", "rnn_relu"
+// "lstm", "gru", "rnn_tanh", "rnn_relu", "mingru"
 std::string_view to_string(CellType cell);
 // Throws recur::Error listing the allowed names.
 CellType parse_cell_type(std::string_view name);
 
 constexpr int num_gates(CellType cell) {
-  return cell == CellType::kLstm ? 4 : cell == CellType::kGru ? 3 : 1;
+  return cell == CellType::kLstm     ? 4
+         : cell == CellType::kGru    ? 3
+         : cell == CellType::kMinGru ? 2
+                                     : 1;
+}
+// False for minGRU: its canonical weights have no weight_hh / bias_hh (empty vectors).
+constexpr bool has_recurrent_weights(CellType cell) {
+  return cell != CellType::kMinGru;
 }
 constexpr bool has_cell_state(CellType cell) {
   return cell == CellType::kLstm;
@@ -54,11 +69,17 @@ struct CoreSpec {
 
   int gates() const { return num_gates(cell); }
   int layer_input(int k) const { return k == 0 ? input : hidden; }
+  // Rows of weight_hh and length of bias_hh per layer: G*H, or 0 for minGRU.
+  int recurrent_rows() const { return has_recurrent_weights(cell) ? gates() * hidden : 0; }
   // Floats of recurrent state per slot, all layers: h (and c for LSTM).
   int state_size() const { return layers * hidden * (has_cell_state(cell) ? 2 : 1); }
   // Throws recur::Error naming the bad field.
   void validate() const;
   bool operator==(const CoreSpec&) const = default;
 };
+
+// Throws recur::Error when spec's cell has no CUDA executor (mingru): called by every CUDA and
+// cuDNN executor's constructor and by the device choice, so no GPU path runs a cell it lacks.
+void require_cuda_core(const CoreSpec& spec);
 
 }  // namespace recur::policy

@@ -49,15 +49,19 @@ Device resolve_device(std::string_view key, std::string_view value, const Device
 
 std::unique_ptr<StepExecutor> make_step_executor(const CoreSpec& spec, int slots,
                                                  const Placement& placement) {
-  if (placement.device == Device::kCuda)
+  if (placement.device == Device::kCuda) {
+    require_cuda_core(spec);  // before the CUDA build check: the clearer of the two refusals
     return make_cuda_step_executor(spec, slots, placement.step);
+  }
   return std::make_unique<CpuStepExecutor>(spec, slots);
 }
 
 std::unique_ptr<SequenceExecutor> make_sequence_executor(const CoreSpec& spec,
                                                          const Placement& placement) {
-  if (placement.device == Device::kCuda)
+  if (placement.device == Device::kCuda) {
+    require_cuda_core(spec);
     return make_cudnn_sequence_executor(spec, placement.sequence);
+  }
   return std::make_unique<CpuSequenceExecutor>(spec);
 }
 

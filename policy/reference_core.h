@@ -87,12 +87,15 @@ class ReferenceCore {
   void cell(int k, const S* x, S* h, S* c) {
     const Layer& l = layers_[static_cast<size_t>(k)];
     const int H = spec_.hidden, G = spec_.gates(), in = spec_.layer_input(k);
+    const bool recurrent = has_recurrent_weights(spec_.cell);
     for (int g = 0; g < G; ++g) {  // per gate, as a per-gate cell would
       gate_matvec(l.w_ih.data() + static_cast<size_t>(g) * H * in, H, in, x, xw_.data() + g * H);
-      gate_matvec(l.w_hh.data() + static_cast<size_t>(g) * H * H, H, H, h, hr_.data() + g * H);
+      if (recurrent)
+        gate_matvec(l.w_hh.data() + static_cast<size_t>(g) * H * H, H, H, h, hr_.data() + g * H);
     }
     for (int r = 0; r < G * H; ++r) xw_[r] += l.b_ih[r];
-    for (int r = 0; r < G * H; ++r) hr_[r] += l.b_hh[r];
+    if (recurrent)
+      for (int r = 0; r < G * H; ++r) hr_[r] += l.b_hh[r];
     switch (spec_.cell) {
       case CellType::kLstm: {
         for (int r = 0; r < G * H; ++r) pre_[r] = xw_[r] + hr_[r];
@@ -122,6 +125,10 @@ class ReferenceCore {
         break;
       case CellType::kRnnRelu:
         for (int j = 0; j < H; ++j) h[j] = std::max(xw_[j] + hr_[j], S(0));
+        break;
+      case CellType::kMinGru:  // no R: xw_ alone; h' = (1 - z) h + z h~
+        for (int j = 0; j < H; ++j) act_[j] = sigmoid(xw_[j]);  // z
+        for (int j = 0; j < H; ++j) h[j] = (S(1) - act_[j]) * h[j] + act_[j] * xw_[H + j];
         break;
     }
   }

@@ -36,11 +36,12 @@ CoreSpec infer_from_tensors(const TensorMap& tensors, const std::string& prefix)
   const bool ok = hh.shape.size() == 2 && hh.shape[1] > 0 && hh.shape[0] % hh.shape[1] == 0 &&
                   ih.shape.size() == 2 && ih.shape[0] == hh.shape[0];
   const int64_t gates = ok ? hh.shape[0] / hh.shape[1] : 0;
-  RECUR_CHECK(gates == 4 || gates == 3,
-              "cannot infer the core from '{}' {} and '{}' {}: expected [4H, H] (lstm) or [3H, H] "
-              "(gru) and [G*H, input]; an rnn_tanh/rnn_relu core needs the metadata key '{}cell'",
-              prefix + "weight_hh_l0", shape_string(hh.shape), prefix + "weight_ih_l0",
-              shape_string(ih.shape), prefix);
+  RECUR_CHECK(
+      gates == 4 || gates == 3,
+      "cannot infer the core from '{}' {} and '{}' {}: expected [4H, H] (lstm) or [3H, H] "
+      "(gru) and [G*H, input]; an rnn_tanh/rnn_relu/mingru core needs the metadata key '{}cell'",
+      prefix + "weight_hh_l0", shape_string(hh.shape), prefix + "weight_ih_l0",
+      shape_string(ih.shape), prefix);
   CoreSpec spec;
   spec.cell = gates == 4 ? CellType::kLstm : CellType::kGru;
   spec.hidden = static_cast<int>(hh.shape[1]);

@@ -23,15 +23,15 @@ std::string describe(const OpaqueEntry& e) {
 }  // namespace
 
 CanonicalOffsets canonical_offsets(const CoreSpec& spec, int layer) {
-  const int64_t gh = gate_block(spec);
+  const int64_t gh = gate_block(spec), rh = spec.recurrent_rows();  // rh = 0 for minGRU
   int64_t off = 0;
   for (int k = 0;; ++k) {
     CanonicalOffsets o;
     o.weight_ih = off;
     o.weight_hh = o.weight_ih + gh * spec.layer_input(k);
-    o.bias_ih = o.weight_hh + gh * spec.hidden;
+    o.bias_ih = o.weight_hh + rh * spec.hidden;
     o.bias_hh = o.bias_ih + gh;
-    o.end = o.bias_hh + gh;
+    o.end = o.bias_hh + rh;
     if (k == layer) return o;
     off = o.end;
   }
@@ -68,6 +68,7 @@ FlatLayout canonical_layout(const CoreSpec& spec) {
 }
 
 StepLayerOffsets step_layer_offsets(const CoreSpec& spec, int layer) {
+  require_cuda_core(spec);  // the CUDA step executor's layout; minGRU has none yet
   const int64_t gh = gate_block(spec);
   const int columns = spec.cell == CellType::kGru ? 4 * spec.hidden : spec.gates() * spec.hidden;
   int64_t off = 0;
@@ -86,6 +87,7 @@ StepLayerOffsets step_layer_offsets(const CoreSpec& spec, int layer) {
 
 FlatLayout step_layout(const CoreSpec& spec) {
   spec.validate();
+  require_cuda_core(spec);
   const int64_t H = spec.hidden, gh = gate_block(spec);
   const bool gru = spec.cell == CellType::kGru;
   FlatLayout l{"step", step_layer_offsets(spec, spec.layers - 1).end, {}};
@@ -117,6 +119,7 @@ FlatLayout step_layout(const CoreSpec& spec) {
 
 FlatLayout opaque_layout(const CoreSpec& spec, const OpaqueTable& table) {
   spec.validate();
+  require_cuda_core(spec);  // cuDNN's weight space: cuDNN has no minGRU
   const int G = spec.gates();
   const int64_t H = spec.hidden;
   RECUR_CHECK(table.size > 0, "cuDNN weight space: size {} floats", table.size);

@@ -60,11 +60,12 @@ void check_sizes(const CanonicalWeights& weights) {
                   "canonical weights have {} layers, their spec says {}", weights.layers.size(),
                   spec.layers);
   const auto gh = static_cast<size_t>(spec.gates() * spec.hidden);
+  const auto rh = static_cast<size_t>(spec.recurrent_rows());  // 0 for minGRU
   for (int k = 0; k < spec.layers; ++k) {
     const LayerWeights& l = weights.layers[static_cast<size_t>(k)];
     RECUR_CHECK_ARG(l.weight_ih.size() == gh * static_cast<size_t>(spec.layer_input(k)) &&
-                        l.weight_hh.size() == gh * static_cast<size_t>(spec.hidden) &&
-                        l.bias_ih.size() == gh && l.bias_hh.size() == gh,
+                        l.weight_hh.size() == rh * static_cast<size_t>(spec.hidden) &&
+                        l.bias_ih.size() == gh && l.bias_hh.size() == rh,
                     "canonical weights of layer {} are not sized for {} input {} hidden {}", k,
                     to_string(spec.cell), spec.layer_input(k), spec.hidden);
   }

@@ -226,6 +226,29 @@ LayerState clipped_lstm_layer(GraphBuilder& gb, const LayerWeights& w, const Cor
   return {h, c};
 }
 
+// One minGRU layer as primitive ops (core_spec.h; ONNX has no minGRU node):
+//   [z_pre, h~] = x W_ih^T + b_ih,  z = sigmoid(z_pre),  h' = h + z * (h~ - h)
+// (= (1 - z) h + z h~, the form the CPU executors compute).
+LayerState mingru_layer(GraphBuilder& gb, const LayerWeights& w, const CoreSpec& spec, int k,
+                        const std::string& x, const LayerState& in, const std::string& scope) {
+  const int H = spec.hidden, in_k = spec.layer_input(k), G = 2;
+  const std::string p = fmt::format("{}.l{}.", scope, k);
+  std::vector<float> wt(static_cast<size_t>(in_k) * G * H);  // W_ih^T: (in_k, 2H)
+  for (int r = 0; r < G * H; ++r)
+    for (int i = 0; i < in_k; ++i)
+      wt[static_cast<size_t>(i) * G * H + r] = w.weight_ih[static_cast<size_t>(r) * in_k + i];
+  const std::string WT = gb.floats(p + "W_T", {in_k, G * H}, wt);
+  const std::string B = gb.floats(p + "bias", {G * H}, w.bias_ih);
+  const std::string split = gb.ints(p + "split", {H, H});
+  const std::string pre = gb.op("Add", {gb.op("MatMul", {x, WT}, scope), B}, scope);
+  onnx::NodeProto& parts = gb.node("Split", {pre, split}, {"", ""}, scope);
+  set_int(parts, "axis", 2);
+  const std::string z = gb.op("Sigmoid", {parts.output(0)}, scope);
+  const std::string delta = gb.op("Sub", {parts.output(1), in.h}, scope);
+  const std::string h = gb.op("Add", {in.h, gb.op("Mul", {z, delta}, scope)}, scope, p + "h");
+  return {h, ""};
+}
+
 // A core: x [1, batch, in] and its state inputs ({prefix}h_in, {prefix}c_in, zeroed where
 // reset [1, batch, 1]) -> the last layer's h [1, batch, H]; writes {prefix}h_out / c_out.
 std::string add_core(GraphBuilder& gb, const CanonicalWeights& weights, const std::string& x,
@@ -251,9 +274,10 @@ std::string add_core(GraphBuilder& gb, const CanonicalWeights& weights, const st
   for (int k = 0; k < spec.layers; ++k) {
     const LayerState state{layer_of(h0, k), lstm ? layer_of(c0, k) : ""};
     const LayerWeights& w = weights.layers[static_cast<size_t>(k)];
-    const LayerState next = lstm && spec.cell_clip > 0
-                                ? clipped_lstm_layer(gb, w, spec, k, in, state, scope)
-                                : fused_layer(gb, w, spec, k, in, state, scope);
+    const LayerState next =
+        spec.cell == CellType::kMinGru ? mingru_layer(gb, w, spec, k, in, state, scope)
+        : lstm && spec.cell_clip > 0   ? clipped_lstm_layer(gb, w, spec, k, in, state, scope)
+                                       : fused_layer(gb, w, spec, k, in, state, scope);
     hs.push_back(next.h);
     if (lstm) cs.push_back(next.c);
     in = next.h;
@@ -498,7 +522,8 @@ onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
     meta["action_low"] = fmt::format("{}", fmt::join(action_low, ","));
     meta["action_high"] = fmt::format("{}", fmt::join(action_high, ","));
   }
-  meta["core.ops"] = has_cell_state(spec.cell) && spec.cell_clip > 0
+  meta["core.ops"] = spec.cell == CellType::kMinGru ? "unrolled minGRU step (MatMul, Sigmoid)"
+                     : has_cell_state(spec.cell) && spec.cell_clip > 0
                          ? "unrolled LSTM step (cuDNN cell clip)"
                          : "fused ONNX " + std::string(spec.cell == CellType::kLstm  ? "LSTM"
                                                        : spec.cell == CellType::kGru ? "GRU"

@@ -16,10 +16,10 @@ CpuStepExecutor::CpuStepExecutor(const CoreSpec& spec, int slots) : StepExecutor
   const int H = spec.hidden, C = columns();
   for (int k = 0; k < spec.layers; ++k) {
     Layer l;
-    l.w.assign(static_cast<size_t>(spec.layer_input(k) + H) * C, 0.0f);
+    l.w.assign(static_cast<size_t>(rows(k)) * C, 0.0f);
     l.bias.assign(static_cast<size_t>(C), 0.0f);
     l.bias_ih.assign(static_cast<size_t>(spec.gates() * H), 0.0f);
-    l.bias_hh.assign(static_cast<size_t>(spec.gates() * H), 0.0f);
+    l.bias_hh.assign(static_cast<size_t>(spec.recurrent_rows()), 0.0f);
     layers_.push_back(std::move(l));
   }
   const auto lbh = static_cast<size_t>(spec.layers) * slots * H;
@@ -29,6 +29,10 @@ CpuStepExecutor::CpuStepExecutor(const CoreSpec& spec, int slots) : StepExecutor
   gates_.assign(static_cast<size_t>(slots) * C, 0.0f);
 }
 
+int CpuStepExecutor::rows(int k) const {
+  return spec().layer_input(k) + (has_recurrent_weights(spec().cell) ? spec().hidden : 0);
+}
+
 int CpuStepExecutor::columns() const {
   return spec().cell == CellType::kGru ? 4 * spec().hidden : spec().gates() * spec().hidden;
 }
@@ -36,6 +40,7 @@ int CpuStepExecutor::columns() const {
 void CpuStepExecutor::load_impl(const CanonicalWeights& weights) {
   const int H = spec().hidden, G = spec().gates(), C = columns();
   const bool gru = spec().cell == CellType::kGru;
+  const bool recurrent = has_recurrent_weights(spec().cell);
   for (int k = 0; k < spec().layers; ++k) {
     const auto& src = weights.layers[static_cast<size_t>(k)];
     Layer& l = layers_[static_cast<size_t>(k)];
@@ -48,6 +53,7 @@ void CpuStepExecutor::load_impl(const CanonicalWeights& weights) {
       const int col_h = n_gate ? r + H : r;  // n_h for GRU's n gate
       for (int i = 0; i < in; ++i)
         l.w[static_cast<size_t>(i) * C + col_x] = src.weight_ih[static_cast<size_t>(r) * in + i];
+      if (!recurrent) continue;
       for (int i = 0; i < H; ++i)
         l.w[static_cast<size_t>(in + i) * C + col_h] =
             src.weight_hh[static_cast<size_t>(r) * H + i];
@@ -58,6 +64,8 @@ void CpuStepExecutor::load_impl(const CanonicalWeights& weights) {
       if (gru && r >= 2 * H) {
         l.bias[static_cast<size_t>(r)] = src.bias_ih[static_cast<size_t>(r)];
         l.bias[static_cast<size_t>(r + H)] = src.bias_hh[static_cast<size_t>(r)];
+      } else if (!recurrent) {
+        l.bias[static_cast<size_t>(r)] = src.bias_ih[static_cast<size_t>(r)];
       } else {
         l.bias[static_cast<size_t>(r)] =
             src.bias_ih[static_cast<size_t>(r)] + src.bias_hh[static_cast<size_t>(r)];
@@ -71,6 +79,7 @@ CanonicalWeights CpuStepExecutor::weights_impl() const {
   CanonicalWeights w = CanonicalWeights::zeros(spec());
   const int H = spec().hidden, G = spec().gates(), C = columns();
   const bool gru = spec().cell == CellType::kGru;
+  const bool recurrent = has_recurrent_weights(spec().cell);
   for (int k = 0; k < spec().layers; ++k) {
     auto& dst = w.layers[static_cast<size_t>(k)];
     const Layer& l = layers_[static_cast<size_t>(k)];
@@ -79,6 +88,7 @@ CanonicalWeights CpuStepExecutor::weights_impl() const {
       const int col_h = gru && r >= 2 * H ? r + H : r;
       for (int i = 0; i < in; ++i)
         dst.weight_ih[static_cast<size_t>(r) * in + i] = l.w[static_cast<size_t>(i) * C + r];
+      if (!recurrent) continue;
       for (int i = 0; i < H; ++i)
         dst.weight_hh[static_cast<size_t>(r) * H + i] =
             l.w[static_cast<size_t>(in + i) * C + col_h];
@@ -105,14 +115,14 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
   }
   for (int k = 0; k < L; ++k) {
     const int in = spec().layer_input(k);
-    const int width = in + H;
+    const int width = rows(k);  // in + H, or in alone for minGRU (no h rows)
     float* hk = h_.data() + static_cast<size_t>(k) * B * H;
     float* ck = lstm ? c_.data() + static_cast<size_t>(k) * B * H : nullptr;
     const float* input = k == 0 ? x.data() : h_.data() + static_cast<size_t>(k - 1) * B * H;
     for (int b = 0; b < B; ++b) {
       float* row = xh_.data() + static_cast<size_t>(b) * width;
       std::copy_n(input + static_cast<size_t>(b) * in, in, row);
-      std::copy_n(hk + static_cast<size_t>(b) * H, H, row + in);
+      if (width > in) std::copy_n(hk + static_cast<size_t>(b) * H, H, row + in);
     }
     const Layer& l = layers_[static_cast<size_t>(k)];
     Eigen::Map<Mat> gates(gates_.data(), B, C);
@@ -131,6 +141,9 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
       case CellType::kRnnTanh:
       case CellType::kRnnRelu:
         gate_math::rnn_forward<float>(gates, h, spec().cell == CellType::kRnnRelu);
+        break;
+      case CellType::kMinGru:
+        gate_math::mingru_forward<float>(gates, h);
         break;
     }
   }

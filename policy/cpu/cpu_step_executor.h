@@ -10,7 +10,8 @@
 // the reverse, because the reset gate multiplies R_n h + b_Rn alone (cuDNN's GRU); the zeros cost
 // a third more multiply-adds for GRU and keep the single GEMM. Biases are kept as given (both
 // b_ih and b_hh, so the round trip to canonical is exact) and also pre-summed per column for the
-// step.
+// step. minGRU (no recurrent weights): W is (in_k, 2H), columns [z | h~], the GEMM reads x
+// alone.
 #pragma once
 
 #include <vector>
@@ -33,13 +34,14 @@ class CpuStepExecutor final : public StepExecutor {
   void set_state_impl(int slot, std::span<const float> state) override;
   void reset_impl(int slot) override;
 
-  int columns() const;  // C
+  int rows(int k) const;  // K_k: in_k + H, or in_k for minGRU (its gates do not read h)
+  int columns() const;    // C
 
   struct Layer {
-    AlignedVector<float> w;        // (in_k + H, C) row-major
+    AlignedVector<float> w;        // (K_k, C) row-major
     AlignedVector<float> bias;     // (C) pre-summed biases used by the step
     AlignedVector<float> bias_ih;  // (G*H) as loaded
-    AlignedVector<float> bias_hh;  // (G*H) as loaded
+    AlignedVector<float> bias_hh;  // (G*H) as loaded; empty for minGRU
   };
   std::vector<Layer> layers_;
   AlignedVector<float> h_, c_;  // (L, B, H) state

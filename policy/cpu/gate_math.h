@@ -70,4 +70,13 @@ void rnn_forward(CView<S> pre, View<S> h, bool relu) {
   }
 }
 
+// zh (B, 2H): pre-activations [z | h~] in (input projection with bias), z's activation out in
+// the left block (h~ stays); h (B, H): previous h in, h' = h + z (h~ - h) out (= (1 - z) h + z h~).
+template <typename S>
+void mingru_forward(View<S> zh, View<S> h) {
+  const auto H = h.cols();
+  zh.leftCols(H).array() = zh.leftCols(H).array().logistic();
+  h.array() += zh.leftCols(H).array() * (zh.rightCols(H).array() - h.array());
+}
+
 }  // namespace recur::policy::gate_math

@@ -12,6 +12,12 @@
 // per step one GEMM for dh_prev, and after the time loop one GEMM each for dW_hh, dW_ih and the
 // input gradient of all T*B rows.
 //
+// minGRU has no recurrent projection (no W_hh, no b_hh): per step only the elementwise scan
+// h = h_prev + z (h~ - h_prev) forward and its transpose backward, vectorized over B x H. The
+// scan is sequential in T: on a CPU a parallel (log-depth) scan would do about twice the
+// elementwise work to shorten a dependency chain that is not the bottleneck, since each step
+// already has B x H independent lanes and the two GEMMs over all T*B rows dominate the time.
+//
 // Resets: the effective previous state of step t is zero for slots with episode_start[t] = 1;
 // the engine keeps those effective states, so backward sends no gradient across a reset (and
 // none into the initial state of a slot reset at t = 0).
@@ -43,16 +49,17 @@ class SequenceEngine {
     spec.validate();
     size_t off = 0;
     const size_t gh = static_cast<size_t>(spec.gates() * spec.hidden);
+    const size_t rh = static_cast<size_t>(spec.recurrent_rows());  // 0 for minGRU
     for (int k = 0; k < spec.layers; ++k) {
       Offsets o;
       o.w_ih = off;
       off += gh * static_cast<size_t>(spec.layer_input(k));
       o.w_hh = off;
-      off += gh * static_cast<size_t>(spec.hidden);
+      off += rh * static_cast<size_t>(spec.hidden);
       o.b_ih = off;
       off += gh;
       o.b_hh = off;
-      off += gh;
+      off += rh;
       offsets_.push_back(o);
     }
     params_.assign(off, S(0));
@@ -78,8 +85,8 @@ class SequenceEngine {
     b_ = B;
     starts_.assign(episode_start, episode_start + static_cast<size_t>(T) * B);
     const int H = spec_.hidden, L = spec_.layers, G = spec_.gates();
-    const int ss = spec_.state_size();
-    const bool lstm = has_cell_state(spec_.cell);
+    const int ss = spec_.state_size(), R = spec_.recurrent_rows();
+    const bool lstm = has_cell_state(spec_.cell), recurrent = R > 0;
     for (int k = 0; k < L; ++k) {
       Layer& ly = layers_[static_cast<size_t>(k)];
       const int in = spec_.layer_input(k);
@@ -100,13 +107,13 @@ class SequenceEngine {
         ly.tanh_c.resize(tb * H);
       }
       if (spec_.cell == CellType::kGru) ly.hn.resize(tb * H);
-      a_h_.resize(static_cast<size_t>(B) * G * H);
+      a_h_.resize(static_cast<size_t>(B) * R);
 
       const Offsets& o = offsets_[static_cast<size_t>(k)];
       CMapM w_ih(params_.data() + o.w_ih, G * H, in);
-      CMapM w_hh(params_.data() + o.w_hh, G * H, H);
+      CMapM w_hh(params_.data() + o.w_hh, R, H);
       Eigen::Map<const RowV> b_ih(params_.data() + o.b_ih, G * H);
-      Eigen::Map<const RowV> b_hh(params_.data() + o.b_hh, G * H);
+      Eigen::Map<const RowV> b_hh(params_.data() + o.b_hh, R);
 
       // Input projection of all T*B rows: one GEMM.
       MapM a_x(ly.gates.data(), static_cast<Eigen::Index>(tb), G * H);
@@ -131,9 +138,11 @@ class SequenceEngine {
             if (lstm) cp[b * H + j] = reset ? S(0) : src_c[j];
           }
         }
-        MapM a_h(a_h_.data(), B, G * H);
-        a_h.noalias() = CMapM(hp, B, H) * w_hh.transpose();
-        a_h.rowwise() += b_hh;
+        if (recurrent) {
+          MapM a_h(a_h_.data(), B, R);
+          a_h.noalias() = CMapM(hp, B, H) * w_hh.transpose();
+          a_h.rowwise() += b_hh;
+        }
         gate_forward(B, ly, row0);
       }
     }
@@ -157,8 +166,8 @@ class SequenceEngine {
   // are added to grads().
   void backward(const S* dy, S* dx, S* d_initial_state) {
     const int T = t_, B = b_, H = spec_.hidden, L = spec_.layers, G = spec_.gates();
-    const int ss = spec_.state_size();
-    const bool lstm = has_cell_state(spec_.cell);
+    const int ss = spec_.state_size(), R = spec_.recurrent_rows();
+    const bool lstm = has_cell_state(spec_.cell), recurrent = R > 0;
     const size_t tb = static_cast<size_t>(T) * B;
     dh_out_.assign(dy, dy + tb * H);  // gradient arriving at this layer's outputs
     if (d_initial_state) std::fill_n(d_initial_state, static_cast<size_t>(B) * ss, S(0));
@@ -167,25 +176,27 @@ class SequenceEngine {
       const int in = spec_.layer_input(k);
       const Offsets& o = offsets_[static_cast<size_t>(k)];
       CMapM w_ih(params_.data() + o.w_ih, G * H, in);
-      CMapM w_hh(params_.data() + o.w_hh, G * H, H);
+      CMapM w_hh(params_.data() + o.w_hh, R, H);
       MapM gw_ih(grads_.data() + o.w_ih, G * H, in);
-      MapM gw_hh(grads_.data() + o.w_hh, G * H, H);
+      MapM gw_hh(grads_.data() + o.w_hh, R, H);
       Eigen::Map<RowV> gb_ih(grads_.data() + o.b_ih, G * H);
-      Eigen::Map<RowV> gb_hh(grads_.data() + o.b_hh, G * H);
+      Eigen::Map<RowV> gb_hh(grads_.data() + o.b_hh, R);
 
       da_x_.resize(tb * G * H);
-      da_h_.resize(tb * G * H);
+      da_h_.resize(tb * R);
       dh_next_.assign(static_cast<size_t>(B) * H, S(0));
       dc_next_.assign(lstm ? static_cast<size_t>(B) * H : 0, S(0));
       dh_prev_.resize(static_cast<size_t>(B) * H);
       for (int t = T - 1; t >= 0; --t) {
         const size_t row0 = static_cast<size_t>(t) * B;
         gate_backward(B, ly, row0, dh_out_.data() + row0 * H, da_x_.data() + row0 * G * H,
-                      da_h_.data() + row0 * G * H);
+                      recurrent ? da_h_.data() + row0 * R : nullptr);
         // Recurrent side: dh_prev = dA_h W_hh (+ the direct GRU path already in dh_prev_).
         // The weight gradient waits for all steps: one GEMM after the loop, not T thin ones.
-        MapM dh_prev(dh_prev_.data(), B, H);
-        dh_prev.noalias() += CMapM(da_h_.data() + row0 * G * H, B, G * H) * w_hh;
+        if (recurrent) {
+          MapM dh_prev(dh_prev_.data(), B, H);
+          dh_prev.noalias() += CMapM(da_h_.data() + row0 * R, B, R) * w_hh;
+        }
         // Carry to step t-1, except across a reset (the previous state was replaced by zeros);
         // at t = 0 the carry is the initial state's gradient.
         for (int b = 0; b < B; ++b) {
@@ -204,10 +215,12 @@ class SequenceEngine {
         }
       }
       // Recurrent weights, all T*B rows at once: dW_hh += dA_h^T h_prev, db_hh += colsum.
-      CMapM da_h_all(da_h_.data(), static_cast<Eigen::Index>(tb), G * H);
-      gw_hh.noalias() +=
-          da_h_all.transpose() * CMapM(ly.h_prev.data(), static_cast<Eigen::Index>(tb), H);
-      gb_hh += da_h_all.colwise().sum();
+      if (recurrent) {
+        CMapM da_h_all(da_h_.data(), static_cast<Eigen::Index>(tb), R);
+        gw_hh.noalias() +=
+            da_h_all.transpose() * CMapM(ly.h_prev.data(), static_cast<Eigen::Index>(tb), H);
+        gb_hh += da_h_all.colwise().sum();
+      }
       // Input side, all T*B rows at once.
       CMapM da_x(da_x_.data(), static_cast<Eigen::Index>(tb), G * H);
       gw_ih.noalias() +=
@@ -242,7 +255,7 @@ class SequenceEngine {
     namespace gm = gate_math;
     const int H = spec_.hidden, G = spec_.gates();
     MapM a(ly.gates.data() + row0 * G * H, B, G * H);
-    MapM ah(a_h_.data(), B, G * H);
+    MapM ah(a_h_.data(), B, spec_.recurrent_rows());
     MapM h(ly.h.data() + row0 * H, B, H);
     switch (spec_.cell) {
       case CellType::kLstm: {
@@ -266,12 +279,17 @@ class SequenceEngine {
         a += ah;
         gm::rnn_forward<S>(a, h, spec_.cell == CellType::kRnnRelu);
         break;
+      case CellType::kMinGru:  // no recurrent projection: a_h_ is empty and unused
+        h = CMapM(ly.h_prev.data() + row0 * H, B, H);
+        gm::mingru_forward<S>(a, h);
+        break;
     }
   }
 
   // Backward of one step for B rows. Reads dh_out (B, H) + dh_next_/dc_next_, writes the
   // pre-activation gradients of the input side da_x (B, G*H) and recurrent side da_h
-  // (B, G*H), and the direct parts of dh_prev_ (GRU's z path, else 0) and dc_prev_ (LSTM).
+  // (B, G*H; null for minGRU, which has none), and the direct parts of dh_prev_ (GRU's z path,
+  // minGRU's (1 - z), else 0) and dc_prev_ (LSTM).
   void gate_backward(int B, const Layer& ly, size_t row0, const S* dh_out, S* da_x, S* da_h) {
     const int H = spec_.hidden, G = spec_.gates();
     const S clip = static_cast<S>(spec_.cell_clip);
@@ -280,7 +298,7 @@ class SequenceEngine {
     for (int b = 0; b < B; ++b) {
       const S* a = ly.gates.data() + (row0 + b) * G * H;
       S* dx = da_x + static_cast<size_t>(b) * G * H;
-      S* dr = da_h + static_cast<size_t>(b) * G * H;
+      S* dr = da_h ? da_h + static_cast<size_t>(b) * G * H : nullptr;
       const size_t o = static_cast<size_t>(b) * H;
       const size_t so = (row0 + b) * H;
       const S* dho = dh_out + o;
@@ -342,6 +360,17 @@ class SequenceEngine {
           for (int j = 0; j < H; ++j) {
             dx[j] = dr[j] = h[j] > S(0) ? dho[j] + dhn[j] : S(0);
             dhp[j] = S(0);
+          }
+          break;
+        }
+        case CellType::kMinGru: {  // h = h_prev + z (h~ - h_prev); a = [z | h~]
+          const S* hp = ly.h_prev.data() + so;
+          for (int j = 0; j < H; ++j) {
+            const S z = a[j], ht = a[H + j];
+            const S dh = dho[j] + dhn[j];
+            dx[j] = dh * (ht - hp[j]) * z * (S(1) - z);
+            dx[H + j] = dh * z;
+            dhp[j] = dh * (S(1) - z);
           }
           break;
         }

@@ -25,6 +25,8 @@ kernels::Cell kernel_cell(CellType cell) {
       return kernels::Cell::kRnnTanh;
     case CellType::kRnnRelu:
       return kernels::Cell::kRnnRelu;
+    case CellType::kMinGru:
+      break;  // refused by require_cuda_core() before any kernel is chosen
   }
   RECUR_ASSERT(false);
   return kernels::Cell::kLstm;

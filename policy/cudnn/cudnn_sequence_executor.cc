@@ -13,8 +13,11 @@
 namespace recur::policy {
 namespace {
 
-// Selects the device before any member (stream, handle, buffers) is created on it.
-const CudnnSequenceOptions& select_device(const CudnnSequenceOptions& options) {
+// Refuses a cell cuDNN lacks (minGRU) and selects the device, before any member (stream, handle,
+// buffers) is created on it.
+const CudnnSequenceOptions& select_device(const CoreSpec& spec,
+                                          const CudnnSequenceOptions& options) {
+  require_cuda_core(spec);
   CUDA_CHECK(cudaSetDevice(options.device));
   return options;
 }
@@ -29,6 +32,8 @@ cudnnRNNMode_t cell_mode(CellType cell) {
       return CUDNN_RNN_TANH;
     case CellType::kRnnRelu:
       return CUDNN_RNN_RELU;
+    case CellType::kMinGru:
+      break;  // cuDNN has no minGRU: refused by require_cuda_core() in the constructor
   }
   RECUR_ASSERT(false);
   return CUDNN_LSTM;
@@ -78,7 +83,7 @@ CudnnSequenceExecutor::CudnnSequenceExecutor(const CoreSpec& spec,
                                              const CudnnSequenceOptions& options,
                                              cudaStream_t stream)
     : SequenceExecutor(spec),
-      options_(select_device(options)),
+      options_(select_device(spec, options)),
       external_stream_(stream),
       dropout_(handle_.get()) {
   CUDNN_CHECK(cudnnSetStream(handle_.get(), this->stream()));

@@ -52,7 +52,9 @@ std::vector<Kind> kinds() {
           {"lstm clip 2 layers separate", make(CellType::kLstm, D, 2, 0.5f, false, {})},
           {"gru continuous separate", make(CellType::kGru, C, 2, 0, false, {8, 8})},
           {"rnn_tanh continuous", make(CellType::kRnnTanh, C, 1, 0, true, {})},
-          {"rnn_relu discrete 3 layers", make(CellType::kRnnRelu, D, 3, 0, false, {4})}};
+          {"rnn_relu discrete 3 layers", make(CellType::kRnnRelu, D, 3, 0, false, {4})},
+          {"mingru discrete separate", make(CellType::kMinGru, D, 1, 0, false, {8})},
+          {"mingru continuous shared", make(CellType::kMinGru, C, 1, 0, true, {})}};
 }
 
 TensorMap random_policy(const PolicySpec& spec, uint64_t seed) {
@@ -122,15 +124,17 @@ TEST_CASE("onnx export: each policy kind parses with libonnx and declares its in
       CHECK(m.metadata.count("action_low") == 0);
     }
 
-    // Op choice: the fused op unless the LSTM clips its cell (core.ops says which).
-    const bool unrolled = spec.cell == CellType::kLstm && spec.cell_clip > 0;
+    // Op choice: the fused op unless the LSTM clips its cell or the cell is minGRU (no ONNX op):
+    // core.ops says which.
+    const bool unrolled =
+        (spec.cell == CellType::kLstm && spec.cell_clip > 0) || spec.cell == CellType::kMinGru;
     const char* fused = spec.cell == CellType::kLstm  ? "LSTM"
                         : spec.cell == CellType::kGru ? "GRU"
                                                       : "RNN";
     CHECK(has_op(m, fused) == !unrolled);
     CHECK(has_op(m, "Clip"));  // the normalizer's, and the cell's when unrolled
     CHECK(static_cast<int>(std::count(m.op_types.begin(), m.op_types.end(), "Split")) ==
-          (unrolled ? spec.layers * 2 : 0));
+          (unrolled ? spec.layers * (spec.shared_core ? 1 : 2) : 0));
     CHECK(has_op(m, "ArgMax") == (spec.action_kind == ActionKind::kDiscrete));
   }
 }

@@ -37,6 +37,8 @@ KINDS = {
         CARTPOLE,
         {"policy.core": "rnn_tanh", "policy.head": [16], "policy.encoder": [16]},
     ),
+    "mingru_discrete_separate": (CARTPOLE, {"policy.core": "mingru"}),
+    "mingru_continuous_shared": (PENDULUM, {"policy.core": "mingru", "policy.shared_core": True}),
     "rnn_relu_continuous_separate": (
         PENDULUM,
         {"policy.core": "rnn_relu", "policy.shared_core": False, "policy.layers": 2},

@@ -36,11 +36,6 @@ void CoreSpec::validate() const {
   RECUR_CHECK(cell_clip >= 0, "cell_clip {} must be >= 0 (0 = no clipping)", cell_clip);
   RECUR_CHECK(cell_clip == 0 || cell == CellType::kLstm, "cell_clip applies to lstm only, not {}",
               to_string(cell));
-  RECUR_CHECK(cell != CellType::kMinGru || layers == 1,
-              "policy.layers = {} with policy.core = mingru: mingru supports one layer in this "
-              "build (a stack needs the residual connection PufferLib uses, not written yet); set "
-              "policy.layers: 1 or choose policy.core: gru",
-              layers);
 }
 
 void require_cuda_core(const CoreSpec& spec) {

@@ -28,7 +28,10 @@
 //   GEMM plus a linear scan. h~ is the paper's plain (non-log-space) candidate: the scan here runs
 //   in linear space, where h' is a convex combination of h and h~ (no overflow to guard against),
 //   and g(x) = x + 0.5 | sigmoid(x) exists only to keep h positive for a log-space scan.
-//   One layer only for now (policy.layers: 1; a stack would need PufferLib's residual form).
+//   Stacks are residual (PufferLib 4.0 stacks minGRU layers with a skip connection): layer k's
+//   OUTPUT, the input of layer k+1 and for the top layer the core's output, is
+//     out_0 = h_0,   out_k = h_k + out_{k-1} (k >= 1; both have H units)
+//   while its STATE stays h_k (what the state buffer holds and an episode start zeroes).
 //
 // State per layer: h (H) for all cells, plus c (H) for LSTM. Layout of a state buffer for B
 // slots: (layers, B, H) for h and (layers, B, H) for c, as cuDNN's hx/cx.
@@ -55,6 +58,10 @@ constexpr int num_gates(CellType cell) {
 // False for minGRU: its canonical weights have no weight_hh / bias_hh (empty vectors).
 constexpr bool has_recurrent_weights(CellType cell) {
   return cell != CellType::kMinGru;
+}
+// True where layer k >= 1 adds its input to its h (core_spec.h's residual minGRU stack).
+constexpr bool has_residual_stack(CellType cell) {
+  return cell == CellType::kMinGru;
 }
 constexpr bool has_cell_state(CellType cell) {
   return cell == CellType::kLstm;

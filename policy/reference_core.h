@@ -48,7 +48,11 @@ class ReferenceCore {
         S* h = st + k * H;
         S* c = has_cell_state(spec_.cell) ? st + (L + k) * H : nullptr;
         cell(k, in_.data(), h, c);
-        std::copy(h, h + H, in_.begin());
+        if (k > 0 && has_residual_stack(spec_.cell)) {
+          for (int j = 0; j < H; ++j) in_[j] += h[j];  // out_k = h_k + out_{k-1}
+        } else {
+          std::copy(h, h + H, in_.begin());
+        }
       }
       std::copy(in_.begin(), in_.begin() + H, h_out + static_cast<size_t>(b) * H);
     }

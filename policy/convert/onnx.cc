@@ -280,7 +280,8 @@ std::string add_core(GraphBuilder& gb, const CanonicalWeights& weights, const st
                                        : fused_layer(gb, w, spec, k, in, state, scope);
     hs.push_back(next.h);
     if (lstm) cs.push_back(next.c);
-    in = next.h;
+    // A residual minGRU stack outputs h_k + out_{k-1} from layer 1 on (core_spec.h).
+    in = k > 0 && has_residual_stack(spec.cell) ? gb.op("Add", {next.h, in}, scope) : next.h;
   }
   set_int(gb.node("Concat", hs, {prefix + "h_out"}, scope), "axis", 0);
   if (lstm) set_int(gb.node("Concat", cs, {prefix + "c_out"}, scope), "axis", 0);

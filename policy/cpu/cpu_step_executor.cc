@@ -27,6 +27,8 @@ CpuStepExecutor::CpuStepExecutor(const CoreSpec& spec, int slots) : StepExecutor
   c_.assign(has_cell_state(spec.cell) ? lbh : 0, 0.0f);
   xh_.assign(static_cast<size_t>(slots) * (std::max(spec.input, H) + H), 0.0f);
   gates_.assign(static_cast<size_t>(slots) * C, 0.0f);
+  if (has_residual_stack(spec.cell) && spec.layers > 1)
+    out_.assign(static_cast<size_t>(slots) * H, 0.0f);
 }
 
 int CpuStepExecutor::rows(int k) const {
@@ -103,6 +105,7 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
                                 std::span<float> h_out) {
   const int B = slots(), H = spec().hidden, C = columns(), L = spec().layers;
   const bool lstm = has_cell_state(spec().cell);
+  const bool residual = !out_.empty();  // a minGRU stack: out_ is the running out_k
   const float clip = spec().cell_clip;
   // Resets first, as an explicit mask on every layer's state.
   for (int b = 0; b < B; ++b) {
@@ -118,7 +121,9 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
     const int width = rows(k);  // in + H, or in alone for minGRU (no h rows)
     float* hk = h_.data() + static_cast<size_t>(k) * B * H;
     float* ck = lstm ? c_.data() + static_cast<size_t>(k) * B * H : nullptr;
-    const float* input = k == 0 ? x.data() : h_.data() + static_cast<size_t>(k - 1) * B * H;
+    const float* input = k == 0     ? x.data()
+                         : residual ? out_.data()
+                                    : h_.data() + static_cast<size_t>(k - 1) * B * H;
     for (int b = 0; b < B; ++b) {
       float* row = xh_.data() + static_cast<size_t>(b) * width;
       std::copy_n(input + static_cast<size_t>(b) * in, in, row);
@@ -146,9 +151,17 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
         gate_math::mingru_forward<float>(gates, h);
         break;
     }
+    if (residual) {  // out_0 = h_0, out_k = h_k + out_{k-1} (core_spec.h)
+      Eigen::Map<Mat> out(out_.data(), B, H);
+      if (k == 0) {
+        out = h;
+      } else {
+        out += h;
+      }
+    }
   }
-  std::copy_n(h_.data() + static_cast<size_t>(L - 1) * B * H, static_cast<size_t>(B) * H,
-              h_out.data());
+  std::copy_n(residual ? out_.data() : h_.data() + static_cast<size_t>(L - 1) * B * H,
+              static_cast<size_t>(B) * H, h_out.data());
 }
 
 void CpuStepExecutor::get_state_impl(int slot, std::span<float> out) const {

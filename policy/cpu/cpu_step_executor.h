@@ -47,6 +47,7 @@ class CpuStepExecutor final : public StepExecutor {
   AlignedVector<float> h_, c_;  // (L, B, H) state
   AlignedVector<float> xh_;     // (B, max_in + H) workspace: the GEMM's left operand
   AlignedVector<float> gates_;  // (B, C) workspace
+  AlignedVector<float> out_;    // (B, H): a residual minGRU stack's running output; else empty
 };
 
 }  // namespace recur::policy

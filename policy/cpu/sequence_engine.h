@@ -18,6 +18,9 @@
 // elementwise work to shorten a dependency chain that is not the bottleneck, since each step
 // already has B x H independent lanes and the two GEMMs over all T*B rows dominate the time.
 //
+// A minGRU stack is residual (core_spec.h): layer k >= 1 outputs h_k + its input, so backward
+// adds the output gradient to the input gradient of that layer.
+//
 // Resets: the effective previous state of step t is zero for slots with episode_start[t] = 1;
 // the engine keeps those effective states, so backward sends no gradient across a reset (and
 // none into the initial state of a slot reset at t = 0).
@@ -95,8 +98,8 @@ class SequenceEngine {
       if (k == 0) {
         std::copy(x, x + tb * in, ly.input.begin());
       } else {
-        const Layer& below = layers_[static_cast<size_t>(k - 1)];
-        std::copy(below.h.begin(), below.h.end(), ly.input.begin());
+        const AlignedVector<S>& below = output(k - 1);
+        std::copy(below.begin(), below.end(), ly.input.begin());
       }
       ly.gates.resize(tb * G * H);
       ly.h.resize(tb * H);
@@ -145,9 +148,15 @@ class SequenceEngine {
         }
         gate_forward(B, ly, row0);
       }
+      if (residual(k)) {  // out_k = h_k + out_{k-1}, all T*B rows at once
+        ly.out.resize(tb * H);
+        MapM(ly.out.data(), static_cast<Eigen::Index>(tb), H) =
+            CMapM(ly.h.data(), static_cast<Eigen::Index>(tb), H) +
+            CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), H);
+      }
     }
-    const Layer& top = layers_.back();
-    std::copy(top.h.begin(), top.h.end(), y);
+    const AlignedVector<S>& top = output(L - 1);
+    std::copy(top.begin(), top.end(), y);
     if (final_state) {
       const size_t last = static_cast<size_t>(T - 1) * B;
       for (int b = 0; b < B; ++b)
@@ -228,7 +237,10 @@ class SequenceEngine {
       gb_ih += da_x.colwise().sum();
       if (k > 0 || dx) {
         din_.resize(tb * in);
-        MapM(din_.data(), static_cast<Eigen::Index>(tb), in).noalias() = da_x * w_ih;
+        MapM din(din_.data(), static_cast<Eigen::Index>(tb), in);
+        din.noalias() = da_x * w_ih;
+        // The skip path of a residual stack: d out_{k-1} gets d out_k unchanged.
+        if (residual(k)) din += CMapM(dh_out_.data(), static_cast<Eigen::Index>(tb), H);
         if (k > 0) {
           dh_out_.swap(din_);
         } else {
@@ -246,7 +258,15 @@ class SequenceEngine {
     AlignedVector<S> c, c_prev;  // LSTM: (T*B, H) raw c and the effective previous raw c
     AlignedVector<S> tanh_c;     // LSTM: (T*B, H) tanh(clip(c))
     AlignedVector<S> hn;         // GRU: (T*B, H) R_n h_prev + b_Rn
+    AlignedVector<S> out;        // residual minGRU stack, k >= 1: (T*B, H) h + input
   };
+
+  bool residual(int k) const { return k > 0 && has_residual_stack(spec_.cell); }
+  // Layer k's output (the next layer's input): h, or h + input in a residual stack.
+  const AlignedVector<S>& output(int k) const {
+    const Layer& ly = layers_[static_cast<size_t>(k)];
+    return residual(k) ? ly.out : ly.h;
+  }
 
   // One step for B rows at rows [row0, row0 + B) of the layer's buffers: gates holds the input
   // projection (with b_ih) and becomes the activations; a_h_ holds the recurrent projection

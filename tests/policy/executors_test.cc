@@ -68,21 +68,13 @@ void reference(const Problem& p, std::vector<double>& y, std::vector<double>& st
 const CellType kCells[] = {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu,
                            CellType::kMinGru};
 
-// minGRU is one layer only in this build (core_spec.h): the tables skip its deeper stacks.
-bool unsupported(CellType cell, int layers) {
-  return cell == CellType::kMinGru && layers > 1;
-}
-int two_layers(CellType cell) {
-  return cell == CellType::kMinGru ? 1 : 2;
-}
-
 }  // namespace
 
 TEST_CASE("step executor and sequence executor equal the double reference") {
   for (CellType cell : kCells) {
     for (int layers = 1; layers <= 3; ++layers) {
       for (float clip : {0.0f, 0.5f}) {
-        if ((clip > 0 && cell != CellType::kLstm) || unsupported(cell, layers)) continue;
+        if (clip > 0 && cell != CellType::kLstm) continue;
         CAPTURE(to_string(cell));
         CAPTURE(layers);
         CAPTURE(clip);
@@ -121,7 +113,7 @@ TEST_CASE("step executor and sequence executor equal the double reference") {
 TEST_CASE("a sequence with resets equals the same data cut into separate sequences") {
   for (CellType cell : kCells) {
     CAPTURE(to_string(cell));
-    const Problem p = make_problem(cell, two_layers(cell), 0, 77, 9, 3);
+    const Problem p = make_problem(cell, 2, 0, 77, 9, 3);
     CpuSequenceExecutor seq(p.spec);
     seq.load(p.w);
     std::vector<float> y(static_cast<size_t>(p.T) * p.B * p.spec.hidden);
@@ -159,7 +151,7 @@ TEST_CASE("BPTT gradients equal central finite differences in double precision")
   for (CellType cell : kCells) {
     for (int layers : {1, 2}) {
       for (float clip : {0.0f, 0.3f}) {
-        if ((clip > 0 && cell != CellType::kLstm) || unsupported(cell, layers)) continue;
+        if (clip > 0 && cell != CellType::kLstm) continue;
         CAPTURE(to_string(cell));
         CAPTURE(layers);
         const Problem p = make_problem(cell, layers, clip, 40 + layers, 6, 3);
@@ -261,7 +253,6 @@ TEST_CASE("resets cut the gradient exactly") {
 TEST_CASE("canonical round trips through every executor are bit-exact") {
   for (CellType cell : kCells) {
     for (int layers = 1; layers <= 3; ++layers) {
-      if (unsupported(cell, layers)) continue;
       CAPTURE(to_string(cell));
       const Problem p = make_problem(cell, layers, 0, 90 + layers);
       CpuStepExecutor step(p.spec, 3);
@@ -311,7 +302,7 @@ TEST_CASE("step executor steps without heap allocation") {
   for (auto [cell, B, H] :
        {std::tuple{CellType::kLstm, 16, 128}, std::tuple{CellType::kGru, 64, 64},
         std::tuple{CellType::kLstm, 256, 256}, std::tuple{CellType::kMinGru, 64, 128}}) {
-    CoreSpec spec{cell, 8, H, two_layers(cell), 0};
+    CoreSpec spec{cell, 8, H, 2, 0};
     recur::Rng rng(1);
     CpuStepExecutor step(spec, B);
     step.load(CanonicalWeights::random(spec, rng));
@@ -341,10 +332,6 @@ TEST_CASE("mingru has no recurrent weights and refuses what it lacks") {
   const auto tensors = w.to_tensors("core.");
   CHECK(tensors.size() == 2);  // weight_ih_l0 and bias_ih_l0 only
   CHECK(tensors.count("core.weight_hh_l0") == 0);
-  // A stack needs the residual form (not written): the error names policy.layers.
-  CoreSpec deep = spec;
-  deep.layers = 2;
-  CHECK_THROWS_WITH_AS(deep.validate(), doctest::Contains("policy.layers"), recur::Error);
   CHECK_THROWS_WITH_AS(require_cuda_core(spec), doctest::Contains("device.learner: cpu"),
                        recur::Error);
   CHECK_NOTHROW(require_cuda_core({CellType::kGru, 3, 4, 2, 0}));
@@ -371,4 +358,25 @@ TEST_CASE("mingru's scan: z = 1 copies h~, z = 0 keeps the state, a reset zeroes
   CHECK(y[0] == doctest::Approx(2.5));
   CHECK(y[2] == doctest::Approx(6.5));
   CHECK(hT[0] == doctest::Approx(6.5));
+}
+
+TEST_CASE("a mingru stack is residual: layer k >= 1 outputs h_k + its input") {
+  // Two layers; layer 1's weights all zero: z = 1/2, h~ = 0, so with a zero state its h is 0 and
+  // the core's output is layer 0's h unchanged (a plain stack would output 0).
+  const CoreSpec spec{CellType::kMinGru, 2, 3, 2, 0};
+  recur::Rng rng(3);
+  CanonicalWeights w = CanonicalWeights::random(spec, rng);
+  std::fill(w.layers[1].weight_ih.begin(), w.layers[1].weight_ih.end(), 0.0f);
+  std::fill(w.layers[1].bias_ih.begin(), w.layers[1].bias_ih.end(), 0.0f);
+  CpuStepExecutor step(spec, 1);
+  step.load(w);
+  const std::vector<float> x = {0.3f, -0.7f};
+  const std::vector<uint8_t> start = {1};
+  std::vector<float> y(3), state(static_cast<size_t>(spec.state_size()));
+  step.step(x, start, y);
+  step.get_state(0, state);
+  for (int j = 0; j < 3; ++j) {
+    CHECK(y[static_cast<size_t>(j)] == state[static_cast<size_t>(j)]);  // out = h_0 + h_1, h_1 = 0
+    CHECK(state[static_cast<size_t>(3 + j)] == 0.0f);
+  }
 }

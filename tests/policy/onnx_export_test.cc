@@ -53,7 +53,7 @@ std::vector<Kind> kinds() {
           {"gru continuous separate", make(CellType::kGru, C, 2, 0, false, {8, 8})},
           {"rnn_tanh continuous", make(CellType::kRnnTanh, C, 1, 0, true, {})},
           {"rnn_relu discrete 3 layers", make(CellType::kRnnRelu, D, 3, 0, false, {4})},
-          {"mingru discrete separate", make(CellType::kMinGru, D, 1, 0, false, {8})},
+          {"mingru discrete 2 layers separate", make(CellType::kMinGru, D, 2, 0, false, {8})},
           {"mingru continuous shared", make(CellType::kMinGru, C, 1, 0, true, {})}};
 }
 

@@ -26,15 +26,17 @@ std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config) {
     const auto weights = policy::CanonicalWeights::random(spec, rng);
     const int G = spec.gates();
     const int columns = config.cell == policy::CellType::kGru ? 4 * H : G * H;
+    // Rows of the h part of the GEMM: H, or 0 for minGRU (its gates read x alone).
+    const int h_rows = policy::has_recurrent_weights(config.cell) ? H : 0;
     // GEMM FLOPs per timestep-sample, all layers: 2 (in_k + H) G H (the true count; the GRU
-    // step executor's extra zero block is not counted as useful work).
+    // step executor's extra zero block is not counted as useful work; minGRU: 2 in_k G H).
     double flops_per_sample = 0;
     for (int k = 0; k < spec.layers; ++k)
-      flops_per_sample += 2.0 * (spec.layer_input(k) + H) * G * H;
+      flops_per_sample += 2.0 * (spec.layer_input(k) + h_rows) * G * H;
 
     for (int B : config.batch) {
       // Roofline: an Eigen GEMM of the step executor's shape, (B, in+H) x (in+H, C).
-      const int width = config.input + H;
+      const int width = config.input + h_rows;
       Mat a = Mat::Random(B, width), w = Mat::Random(width, columns), out(B, columns);
       const double gemm_s = time_per_call(config.min_seconds, [&] { out.noalias() = a * w; });
       const double gemm_gflops = 2.0 * B * width * columns / gemm_s / 1e9;

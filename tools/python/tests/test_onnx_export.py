@@ -37,7 +37,7 @@ KINDS = {
         CARTPOLE,
         {"policy.core": "rnn_tanh", "policy.head": [16], "policy.encoder": [16]},
     ),
-    "mingru_discrete_separate": (CARTPOLE, {"policy.core": "mingru"}),
+    "mingru_discrete_2_layers_separate": (CARTPOLE, {"policy.core": "mingru", "policy.layers": 2}),
     "mingru_continuous_shared": (PENDULUM, {"policy.core": "mingru", "policy.shared_core": True}),
     "rnn_relu_continuous_separate": (
         PENDULUM,

@@ -28,8 +28,9 @@
 //   GEMM plus a linear scan. h~ is the paper's plain (non-log-space) candidate: the scan here runs
 //   in linear space, where h' is a convex combination of h and h~ (no overflow to guard against),
 //   and g(x) = x + 0.5 | sigmoid(x) exists only to keep h positive for a log-space scan.
-//   Stacks are residual (PufferLib 4.0 stacks minGRU layers with a skip connection): layer k's
-//   OUTPUT, the input of layer k+1 and for the top layer the core's output, is
+//   Stacks are residual (PufferLib 4.0 stacks minGRU with a highway/residual connection; recur's
+//   form is the plain identity skip): layer k's OUTPUT, the input of layer k+1 and for the top
+//   layer the core's output, is
 //     out_0 = h_0,   out_k = h_k + out_{k-1} (k >= 1; both have H units)
 //   while its STATE stays h_k (what the state buffer holds and an episode start zeroes).
 //

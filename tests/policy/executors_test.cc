@@ -10,6 +10,7 @@
 #include "core/rng.h"
 #include "policy/cpu/cpu_sequence_executor.h"
 #include "policy/cpu/cpu_step_executor.h"
+#include "policy/device_choice.h"
 #include "policy/reference_core.h"
 #include "tests/support/alloc_counter.h"
 #include "tests/support/rel_err.h"
@@ -335,6 +336,15 @@ TEST_CASE("mingru has no recurrent weights and refuses what it lacks") {
   CHECK_THROWS_WITH_AS(require_cuda_core(spec), doctest::Contains("device.learner: cpu"),
                        recur::Error);
   CHECK_NOTHROW(require_cuda_core({CellType::kGru, 3, 4, 2, 0}));
+  // device.actor / device.learner: cuda refuse it with that message in every build (before the
+  // CUDA-build check, and before any CUDA executor is constructed).
+  Placement cuda;
+  cuda.device = Device::kCuda;
+  CHECK_THROWS_WITH_AS(make_step_executor(spec, 2, cuda), doctest::Contains("issue 37"),
+                       recur::Error);
+  CHECK_THROWS_WITH_AS(make_sequence_executor(spec, cuda), doctest::Contains("issue 37"),
+                       recur::Error);
+  CHECK(make_sequence_executor(spec, Placement{}) != nullptr);  // the CPU builds it
 }
 
 TEST_CASE("mingru's scan: z = 1 copies h~, z = 0 keeps the state, a reset zeroes it") {

@@ -112,8 +112,10 @@ def test_onnx_runtime_reproduces_policy_act(kind_run, tmp_path):
     assert model.opset_import[0].version == 13
     meta = {p.key: p.value for p in model.metadata_props}
     assert meta["recur.format"] == "recur.onnx-policy/1"
+    # An LSTM with a cell clip, and minGRU (no ONNX op), export as unrolled primitive ops.
     clipped = float(policy.spec["core.cell_clip"]) > 0
-    assert meta["core.ops"].startswith("unrolled" if clipped else "fused")
+    unrolled = clipped or policy.spec["core.cell"] == "mingru"
+    assert meta["core.ops"].startswith("unrolled" if unrolled else "fused")
     sess = session(path)
 
     n, steps = 4, 1000

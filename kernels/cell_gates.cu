@@ -62,10 +62,88 @@ __global__ void cell_gates_kernel(CellGatesArgs a) {
       case Cell::kRnnRelu:
         h_new = fmaxf(pre(0), 0.0f);
         break;
+      case Cell::kLstmLn:
+        break;  // layer_norm_lstm_kernel's (launch_cell_gates never sends it here)
     }
     *h = h_new;
     if (a.h_next) a.h_next[b * a.next_stride + j] = h_new;
     if (a.out) a.out[i] = h_new;
+  }
+}
+
+// LSTM_LN (policy/core_spec.h): one block of kNormBlock threads per slot row (grid-stride over
+// rows), each thread a strided set of units. The gate blocks' means and variances are block sums
+// of the four blocks at once; then the cell update writes the raw c, whose mean and variance are
+// two more block sums, and the last pass normalizes c and forms h. Two-pass moments (mean, then
+// the mean of squared centred values) and the op order of gate_math::layer_norm_row, so the CPU
+// step executor and this kernel agree to float rounding.
+constexpr int kNormBlock = 128;
+
+// Sums of Q values over the block in a fixed tree; every thread gets the totals. sh: Q x
+// kNormBlock floats. Ends with a barrier, so sh may be reused at once.
+template <int Q>
+__device__ void block_sums(float (&v)[Q], float (*sh)[kNormBlock]) {
+  for (int q = 0; q < Q; ++q) sh[q][threadIdx.x] = v[q];
+  __syncthreads();
+  for (unsigned s = kNormBlock / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s)
+      for (int q = 0; q < Q; ++q) sh[q][threadIdx.x] += sh[q][threadIdx.x + s];
+    __syncthreads();
+  }
+  for (int q = 0; q < Q; ++q) v[q] = sh[q][0];
+  __syncthreads();
+}
+
+__global__ void __launch_bounds__(kNormBlock) layer_norm_lstm_kernel(CellGatesArgs a) {
+  __shared__ float sh[4][kNormBlock];
+  const int H = a.hidden;
+  const float inv_h = 1.0f / static_cast<float>(H);
+  const float* nw = a.norm_weight;
+  const float* nb = a.norm_bias;
+  for (int b = blockIdx.x; b < a.batch; b += gridDim.x) {  // uniform over the block
+    const float* g = a.gates + static_cast<size_t>(b) * 4 * H;
+    float* c = a.c + static_cast<size_t>(b) * H;
+    float mean[4] = {0.0f, 0.0f, 0.0f, 0.0f}, rstd[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = threadIdx.x; j < H; j += kNormBlock)
+      for (int q = 0; q < 4; ++q) mean[q] += g[q * H + j];
+    block_sums<4>(mean, sh);
+    for (int q = 0; q < 4; ++q) mean[q] *= inv_h;
+    for (int j = threadIdx.x; j < H; j += kNormBlock)
+      for (int q = 0; q < 4; ++q) {
+        const float d = g[q * H + j] - mean[q];
+        rstd[q] += d * d;
+      }
+    block_sums<4>(rstd, sh);
+    for (int q = 0; q < 4; ++q) rstd[q] = 1.0f / sqrtf(rstd[q] * inv_h + a.norm_epsilon);
+    // LN of gate block q at unit j: the normalized value times its gain plus its shift.
+    auto ln = [&](int q, int j) {
+      return (g[q * H + j] - mean[q]) * rstd[q] * nw[q * H + j] + nb[q * H + j];
+    };
+    float c_sum[1] = {0.0f};
+    for (int j = threadIdx.x; j < H; j += kNormBlock) {
+      const float i_gate = sigmoid(ln(0, j)), f_gate = sigmoid(ln(1, j));
+      const float g_gate = tanhf(ln(2, j));
+      const float c_raw = f_gate * c[j] + i_gate * g_gate;  // this thread's units only
+      c[j] = c_raw;
+      c_sum[0] += c_raw;
+    }
+    block_sums<1>(c_sum, sh);
+    const float c_mean = c_sum[0] * inv_h;
+    float c_var[1] = {0.0f};
+    for (int j = threadIdx.x; j < H; j += kNormBlock) {
+      const float d = c[j] - c_mean;
+      c_var[0] += d * d;
+    }
+    block_sums<1>(c_var, sh);
+    const float c_rstd = 1.0f / sqrtf(c_var[0] * inv_h + a.norm_epsilon);
+    for (int j = threadIdx.x; j < H; j += kNormBlock) {
+      const float c_new = (c[j] - c_mean) * c_rstd * nw[4 * H + j] + nb[4 * H + j];
+      c[j] = c_new;
+      const float h_new = sigmoid(ln(3, j)) * tanhf(c_new);
+      a.h[static_cast<size_t>(b) * a.h_stride + j] = h_new;
+      if (a.h_next) a.h_next[static_cast<size_t>(b) * a.next_stride + j] = h_new;
+      if (a.out) a.out[static_cast<size_t>(b) * H + j] = h_new;
+    }
   }
 }
 
@@ -102,7 +180,12 @@ __global__ void prepare_step_kernel(const float* __restrict__ x,
 void launch_cell_gates(const CellGatesArgs& args, cudaStream_t stream) {
   const size_t n = static_cast<size_t>(args.batch) * args.hidden;
   if (n == 0) return;
-  cell_gates_kernel<<<grid_for(n), kBlock, 0, stream>>>(args);
+  if (args.cell == Cell::kLstmLn) {
+    const int rows = args.batch < 65535 ? args.batch : 65535;  // grid-stride over the rest
+    layer_norm_lstm_kernel<<<rows, kNormBlock, 0, stream>>>(args);
+  } else {
+    cell_gates_kernel<<<grid_for(n), kBlock, 0, stream>>>(args);
+  }
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -27,7 +27,7 @@ namespace recur::kernels {
 #define RECUR_HOST_DEVICE
 #endif
 
-enum class Cell : int { kLstm, kGru, kRnnTanh, kRnnRelu };
+enum class Cell : int { kLstm, kGru, kRnnTanh, kRnnRelu, kLstmLn };
 
 // Float offset of layer k in the xh stack described above.
 RECUR_HOST_DEVICE inline size_t xh_stack_offset(int layer, int batch, int input, int hidden) {
@@ -45,7 +45,8 @@ struct CellGatesArgs {
   int batch = 0;        // B
   int hidden = 0;       // H
   float cell_clip = 0;  // LSTM, when > 0: c is stored raw and clamped to [-clip, clip] when read
-  // (B, C) = [x, h] * w, no bias. C = 4H: LSTM i|f|g|o, GRU r|z|n_x|n_h; C = H for RNN.
+  // (B, C) = [x, h] * w, no bias. C = 4H: LSTM and LSTM_LN i|f|g|o, GRU r|z|n_x|n_h; C = H for
+  // RNN.
   const float* gates = nullptr;
   const float* bias_ih = nullptr;  // (G*H) canonical b_W, gate blocks in canonical order
   const float* bias_hh = nullptr;  // (G*H) canonical b_R
@@ -55,9 +56,15 @@ struct CellGatesArgs {
   float* h_next = nullptr;  // (B, next_stride), columns 0..H-1: next layer's input; null at the top
   int next_stride = 0;
   float* out = nullptr;  // (B, H) contiguous copy of the new h; null below the top layer
+  // LSTM_LN only (no biases): LayerNorm gains and shifts (5H), rows i, f, g, o, c; and its eps.
+  const float* norm_weight = nullptr;
+  const float* norm_bias = nullptr;
+  float norm_epsilon = 0;
 };
 
 // One thread per (slot, unit): bias, activations (expf/tanhf, no fast math), cell update, clip.
+// LSTM_LN: one thread block per slot instead, since its layer norms reduce over the H units of a
+// row (block sums in a fixed tree), then the same per-unit pass.
 void launch_cell_gates(const CellGatesArgs& args, cudaStream_t stream);
 
 // A step's first kernel: x (B, input), device memory, into layer 0's x columns of the xh stack;

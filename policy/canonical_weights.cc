@@ -1,5 +1,6 @@
 #include "policy/canonical_weights.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/ranges.h>
@@ -18,8 +19,10 @@ CanonicalWeights CanonicalWeights::zeros(const CoreSpec& spec) {
     LayerWeights l;
     l.weight_ih.assign(gh * static_cast<size_t>(spec.layer_input(k)), 0.0f);
     l.weight_hh.assign(rh * static_cast<size_t>(spec.hidden), 0.0f);
-    l.bias_ih.assign(gh, 0.0f);
-    l.bias_hh.assign(rh, 0.0f);
+    l.bias_ih.assign(static_cast<size_t>(spec.bias_rows()), 0.0f);
+    l.bias_hh.assign(static_cast<size_t>(spec.recurrent_bias_rows()), 0.0f);
+    l.norm_weight.assign(static_cast<size_t>(spec.norm_size()), 0.0f);
+    l.norm_bias.assign(static_cast<size_t>(spec.norm_size()), 0.0f);
     w.layers.push_back(std::move(l));
   }
   return w;
@@ -31,6 +34,15 @@ CanonicalWeights CanonicalWeights::random(const CoreSpec& spec, Rng& rng, float 
   for (auto& l : w.layers)
     for (auto* v : {&l.weight_ih, &l.weight_hh, &l.bias_ih, &l.bias_hh})
       for (auto& x : *v) x = static_cast<float>(rng.uniform(-bound, bound));
+  // (norm vectors are set below: they are not drawn, so other cells' draws are unchanged)
+  if (has_layer_norm(spec.cell)) {
+    const auto h = static_cast<size_t>(spec.hidden);
+    for (auto& l : w.layers) {
+      std::fill(l.norm_weight.begin(), l.norm_weight.end(), 1.0f);
+      std::fill(l.norm_bias.begin(), l.norm_bias.end(), 0.0f);
+      std::fill_n(l.norm_bias.begin() + h, h, forget_bias);  // block 1 = f
+    }
+  }
   if (spec.cell == CellType::kLstm) {
     const auto h = static_cast<size_t>(spec.hidden);
     for (auto& l : w.layers)
@@ -49,10 +61,14 @@ TensorMap CanonicalWeights::to_tensors(const std::string& prefix) const {
     const auto& l = layers[static_cast<size_t>(k)];
     const std::string s = "_l" + std::to_string(k);
     out[prefix + "weight_ih" + s] = Tensor({gh, spec.layer_input(k)}, l.weight_ih);
-    out[prefix + "bias_ih" + s] = Tensor({gh}, l.bias_ih);
+    if (has_gate_biases(spec.cell)) out[prefix + "bias_ih" + s] = Tensor({gh}, l.bias_ih);
+    if (has_layer_norm(spec.cell)) {
+      out[prefix + "norm_weight" + s] = Tensor({kNormGroups, spec.hidden}, l.norm_weight);
+      out[prefix + "norm_bias" + s] = Tensor({kNormGroups, spec.hidden}, l.norm_bias);
+    }
     if (!has_recurrent_weights(spec.cell)) continue;  // minGRU: no weight_hh / bias_hh tensors
     out[prefix + "weight_hh" + s] = Tensor({gh, spec.hidden}, l.weight_hh);
-    out[prefix + "bias_hh" + s] = Tensor({gh}, l.bias_hh);
+    if (has_gate_biases(spec.cell)) out[prefix + "bias_hh" + s] = Tensor({gh}, l.bias_hh);
   }
   return out;
 }
@@ -76,10 +92,14 @@ CanonicalWeights CanonicalWeights::from_tensors(const CoreSpec& spec, const Tens
       dst = it->second.data;
     };
     take("weight_ih", l.weight_ih);
-    take("bias_ih", l.bias_ih);
+    if (has_gate_biases(spec.cell)) take("bias_ih", l.bias_ih);
+    if (has_layer_norm(spec.cell)) {
+      take("norm_weight", l.norm_weight);
+      take("norm_bias", l.norm_bias);
+    }
     if (!has_recurrent_weights(spec.cell)) continue;
     take("weight_hh", l.weight_hh);
-    take("bias_hh", l.bias_hh);
+    if (has_gate_biases(spec.cell)) take("bias_hh", l.bias_hh);
   }
   return w;
 }
@@ -87,7 +107,7 @@ CanonicalWeights CanonicalWeights::from_tensors(const CoreSpec& spec, const Tens
 size_t CanonicalWeights::size() const {
   size_t n = 0;
   for (const auto& l : layers)
-    n += l.weight_ih.size() + l.weight_hh.size() + l.bias_ih.size() + l.bias_hh.size();
+    for (const auto* t : l.all()) n += t->size();
   return n;
 }
 

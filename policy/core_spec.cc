@@ -1,5 +1,7 @@
 #include "policy/core_spec.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace recur::policy {
@@ -16,16 +18,18 @@ std::string_view to_string(CellType cell) {
       return "rnn_relu";
     case CellType::kMinGru:
       return "mingru";
+    case CellType::kLstmLn:
+      return "lstm_ln";
   }
   return "?";
 }
 
 CellType parse_cell_type(std::string_view name) {
-  for (CellType c :
-       {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu, CellType::kMinGru})
+  for (CellType c : {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu,
+                     CellType::kMinGru, CellType::kLstmLn})
     if (to_string(c) == name) return c;
-  throw Error(
-      fmt::format("cell type '{}' is unknown; use lstm, gru, rnn_tanh, rnn_relu or mingru", name));
+  throw Error(fmt::format(
+      "cell type '{}' is unknown; use lstm, gru, rnn_tanh, rnn_relu, mingru or lstm_ln", name));
 }
 
 void CoreSpec::validate() const {
@@ -36,6 +40,8 @@ void CoreSpec::validate() const {
   RECUR_CHECK(cell_clip >= 0, "cell_clip {} must be >= 0 (0 = no clipping)", cell_clip);
   RECUR_CHECK(cell_clip == 0 || cell == CellType::kLstm, "cell_clip applies to lstm only, not {}",
               to_string(cell));
+  RECUR_CHECK(std::isfinite(norm_epsilon) && norm_epsilon > 0 && norm_epsilon <= 1,
+              "norm_epsilon {} must be in (0, 1] (LayerNorm's eps; 1e-5 by default)", norm_epsilon);
 }
 
 void require_cuda_core(const CoreSpec& spec) {
@@ -43,6 +49,15 @@ void require_cuda_core(const CoreSpec& spec) {
               "policy.core = mingru runs on the CPU in this build; its CUDA kernels are not "
               "written yet (issue 37). Set device.actor: cpu and device.learner: cpu, or choose "
               "policy.core: gru");
+}
+
+void require_cudnn_core(const CoreSpec& spec) {
+  require_cuda_core(spec);
+  RECUR_CHECK(spec.cell != CellType::kLstmLn,
+              "policy.core = lstm_ln has no GPU learner in this build: cuDNN's fused RNN has no "
+              "layer norm and recur's CUDA layer-norm sequence kernel is not written yet (issue "
+              "37). Set device.learner: cpu (device.actor: cuda runs it), or choose policy.core: "
+              "lstm");
 }
 
 }  // namespace recur::policy

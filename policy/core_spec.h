@@ -28,6 +28,20 @@
 //   GEMM plus a linear scan. h~ is the paper's plain (non-log-space) candidate: the scan here runs
 //   in linear space, where h' is a convex combination of h and h~ (no overflow to guard against),
 //   and g(x) = x + 0.5 | sigmoid(x) exists only to keep h positive for a log-space scan.
+//   LSTM_LN (G = 4: i, f, g, o; TF's LayerNormBasicLSTMCell after Ba et al. 2016; not a cuDNN
+//   cell). No gate biases: each gate block's pre-activation is layer-normalized on its own, and
+//   its LayerNorm shift plays the bias's part (TF drops the bias when layer norm is on):
+//     LN_q(v) = gamma_q * (v - mean(v)) / sqrt(var(v) + eps) + beta_q   (over the H units of one
+//               row; var is the biased variance, as TF's moments and ONNX's LayerNormalization)
+//     i = sigmoid(LN_i(W_i x + R_i h))     f = sigmoid(LN_f(W_f x + R_f h))
+//     g = tanh   (LN_g(W_g x + R_g h))     o = sigmoid(LN_o(W_o x + R_o h))
+//     c' = LN_c(f * c + i * g)             (the NORMALIZED cell state is the state carried on)
+//     h' = o * tanh(c')
+//   TF adds a constant forget_bias to f after LN_f; here it is folded into beta_f (the same
+//   function: beta is added after the normalization), so the canonical cell has no constant and
+//   the converter moves it (policy/convert/tf_layer_norm_lstm.h). eps is CoreSpec::norm_epsilon
+//   (1e-5 as PyTorch's and ONNX's LayerNorm; TF's contrib layer_norm uses 1e-12, which an
+//   imported TF cell keeps).
 //   Stacks are residual (PufferLib 4.0 stacks minGRU with a highway/residual connection; recur's
 //   form is the plain identity skip): layer k's OUTPUT, the input of layer k+1 and for the top
 //   layer the core's output, is
@@ -43,18 +57,18 @@
 
 namespace recur::policy {
 
-enum class CellType { kLstm, kGru, kRnnTanh, kRnnRelu, kMinGru };
+enum class CellType { kLstm, kGru, kRnnTanh, kRnnRelu, kMinGru, kLstmLn };
 
-// "lstm", "gru", "rnn_tanh", "rnn_relu", "mingru"
+// "lstm", "gru", "rnn_tanh", "rnn_relu", "mingru", "lstm_ln"
 std::string_view to_string(CellType cell);
 // Throws recur::Error listing the allowed names.
 CellType parse_cell_type(std::string_view name);
 
 constexpr int num_gates(CellType cell) {
-  return cell == CellType::kLstm     ? 4
-         : cell == CellType::kGru    ? 3
-         : cell == CellType::kMinGru ? 2
-                                     : 1;
+  return cell == CellType::kLstm || cell == CellType::kLstmLn ? 4
+         : cell == CellType::kGru                             ? 3
+         : cell == CellType::kMinGru                          ? 2
+                                                              : 1;
 }
 // False for minGRU: its canonical weights have no weight_hh / bias_hh (empty vectors).
 constexpr bool has_recurrent_weights(CellType cell) {
@@ -65,20 +79,37 @@ constexpr bool has_residual_stack(CellType cell) {
   return cell == CellType::kMinGru;
 }
 constexpr bool has_cell_state(CellType cell) {
-  return cell == CellType::kLstm;
+  return cell == CellType::kLstm || cell == CellType::kLstmLn;
 }
+// False for the layer-norm LSTM: no bias_ih / bias_hh (LayerNorm's shift is the gate bias).
+constexpr bool has_gate_biases(CellType cell) {
+  return cell != CellType::kLstmLn;
+}
+// True for the layer-norm LSTM: per layer a LayerNorm gain and shift for each of the 4 gate
+// blocks and the cell state (canonical_weights.h: norm_weight, norm_bias, (5, H)).
+constexpr bool has_layer_norm(CellType cell) {
+  return cell == CellType::kLstmLn;
+}
+// LayerNorm groups per layer: gate blocks i, f, g, o, then the cell state.
+constexpr int kNormGroups = 5;
 
 struct CoreSpec {
   CellType cell = CellType::kLstm;
   int input = 1;    // features into layer 0
   int hidden = 64;  // H, the same for every layer
   int layers = 1;
-  float cell_clip = 0;  // LSTM only; <= 0 means no clipping
+  float cell_clip = 0;         // LSTM only; <= 0 means no clipping
+  float norm_epsilon = 1e-5f;  // lstm_ln only: LayerNorm's eps (TF-imported cells: 1e-12)
 
   int gates() const { return num_gates(cell); }
   int layer_input(int k) const { return k == 0 ? input : hidden; }
   // Rows of weight_hh and length of bias_hh per layer: G*H, or 0 for minGRU.
   int recurrent_rows() const { return has_recurrent_weights(cell) ? gates() * hidden : 0; }
+  // Length of bias_ih (and of bias_hh where there are recurrent weights): G*H, or 0 (lstm_ln).
+  int bias_rows() const { return has_gate_biases(cell) ? gates() * hidden : 0; }
+  int recurrent_bias_rows() const { return has_gate_biases(cell) ? recurrent_rows() : 0; }
+  // Length of norm_weight and norm_bias per layer: 5H, or 0 without layer norm.
+  int norm_size() const { return has_layer_norm(cell) ? kNormGroups * hidden : 0; }
   // Floats of recurrent state per slot, all layers: h (and c for LSTM).
   int state_size() const { return layers * hidden * (has_cell_state(cell) ? 2 : 1); }
   // Throws recur::Error naming the bad field.
@@ -86,8 +117,11 @@ struct CoreSpec {
   bool operator==(const CoreSpec&) const = default;
 };
 
-// Throws recur::Error when spec's cell has no CUDA executor (mingru): called by every CUDA and
-// cuDNN executor's constructor and by the device choice, so no GPU path runs a cell it lacks.
+// Throws recur::Error when spec's cell has no CUDA step executor (mingru): called by the CUDA step
+// executor, the CUDA core and the device choice of the actor, so no GPU path runs a cell it lacks.
 void require_cuda_core(const CoreSpec& spec);
+// The same for the GPU learner (cuDNN's sequence executor): also refuses lstm_ln, which cuDNN's
+// fused RNN cannot run (no layer norm) and which has no CUDA sequence kernel yet.
+void require_cudnn_core(const CoreSpec& spec);
 
 }  // namespace recur::policy

@@ -118,6 +118,7 @@ std::map<std::string, std::string> PolicySpec::to_metadata() const {
       {"policy.critic_gain", fmt::format("{}", critic_gain)}};
   // Only when set: checkpoints (and datasets, ONNX files) of default runs stay as they were.
   if (obs_clip != kDefaultObsClip) m["policy.obs_clip"] = fmt::format("{}", obs_clip);
+  if (has_layer_norm(cell)) m["core.norm_epsilon"] = fmt::format("{}", norm_epsilon);
   // Likewise: only squashed actors carry these. fmt's "{}" is the shortest text that reads back
   // as the same float32.
   if (squash != Squash::kNone) {
@@ -190,6 +191,7 @@ PolicySpec PolicySpec::from_metadata(const std::map<std::string, std::string>& m
   s.hidden = to_int("core.hidden", need(m, "core.hidden"));
   s.layers = to_int("core.layers", need(m, "core.layers"));
   s.cell_clip = to_float("core.cell_clip", need(m, "core.cell_clip"));
+  s.norm_epsilon = optional_float(m, "core.norm_epsilon", kDefaultNormEpsilon);
   s.shared_core = need(m, "policy.shared_core") == "true";
   s.log_std_init = optional_float(m, "policy.log_std_init", s.log_std_init);
   s.forget_bias = optional_float(m, "policy.forget_bias", s.forget_bias);

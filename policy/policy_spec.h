@@ -46,6 +46,10 @@ struct PolicySpec {
   int hidden = 64;
   int layers = 1;
   float cell_clip = 0;
+  // lstm_ln: LayerNorm's eps. Metadata "core.norm_epsilon", written for lstm_ln only; absent means
+  // the default (a TF-imported cell carries TF's 1e-12).
+  float norm_epsilon = kDefaultNormEpsilon;
+  static constexpr float kDefaultNormEpsilon = 1e-5f;
   bool shared_core = true;
   float log_std_init = 0;    // continuous actions: initial log standard deviation
   float forget_bias = 1;     // LSTM: initial forget-gate bias (sum of b_ih and b_hh)
@@ -68,7 +72,9 @@ struct PolicySpec {
   float exploration_noise = 0.1f;
 
   int feature_dim() const { return encoder.empty() ? obs_dim : encoder.back(); }
-  CoreSpec core_spec() const { return {cell, feature_dim(), hidden, layers, cell_clip}; }
+  CoreSpec core_spec() const {
+    return {cell, feature_dim(), hidden, layers, cell_clip, norm_epsilon};
+  }
   MlpSpec encoder_spec() const;
   // Output width: action_dim, or squash_head_width(squash, action_dim) (2 d for kTanhGaussian).
   MlpSpec actor_head_spec() const;

@@ -25,6 +25,8 @@ class ReferenceCore {
       d.w_hh.assign(l.weight_hh.begin(), l.weight_hh.end());
       d.b_ih.assign(l.bias_ih.begin(), l.bias_ih.end());
       d.b_hh.assign(l.bias_hh.begin(), l.bias_hh.end());
+      d.n_w.assign(l.norm_weight.begin(), l.norm_weight.end());
+      d.n_b.assign(l.norm_bias.begin(), l.norm_bias.end());
       layers_.push_back(std::move(d));
     }
     const auto h = static_cast<size_t>(spec_.hidden);
@@ -69,8 +71,24 @@ class ReferenceCore {
 
  private:
   struct Layer {
-    std::vector<S> w_ih, w_hh, b_ih, b_hh;
+    std::vector<S> w_ih, w_hh, b_ih, b_hh, n_w, n_b;
   };
+
+  // Layer norm of v[0..H) in place with group q's gain and shift (core_spec.h, LSTM_LN): two
+  // passes (mean, then the biased variance of the centred values), as TF's moments.
+  void layer_norm(const Layer& l, int q, S* v) const {
+    const int H = spec_.hidden;
+    S mean = S(0);
+    for (int j = 0; j < H; ++j) mean += v[j];
+    mean /= S(H);
+    S var = S(0);
+    for (int j = 0; j < H; ++j) var += (v[j] - mean) * (v[j] - mean);
+    var /= S(H);
+    const S inv = S(1) / std::sqrt(var + static_cast<S>(spec_.norm_epsilon));
+    for (int j = 0; j < H; ++j)
+      v[j] = (v[j] - mean) * inv * l.n_w[static_cast<size_t>(q * H + j)] +
+             l.n_b[static_cast<size_t>(q * H + j)];
+  }
 
   static S sigmoid(S v) { return S(1) / (S(1) + std::exp(-v)); }
   S clip(S v) const {
@@ -97,9 +115,11 @@ class ReferenceCore {
       if (recurrent)
         gate_matvec(l.w_hh.data() + static_cast<size_t>(g) * H * H, H, H, h, hr_.data() + g * H);
     }
-    for (int r = 0; r < G * H; ++r) xw_[r] += l.b_ih[r];
-    if (recurrent)
-      for (int r = 0; r < G * H; ++r) hr_[r] += l.b_hh[r];
+    if (has_gate_biases(spec_.cell)) {
+      for (int r = 0; r < G * H; ++r) xw_[r] += l.b_ih[r];
+      if (recurrent)
+        for (int r = 0; r < G * H; ++r) hr_[r] += l.b_hh[r];
+    }
     switch (spec_.cell) {
       case CellType::kLstm: {
         for (int r = 0; r < G * H; ++r) pre_[r] = xw_[r] + hr_[r];
@@ -130,6 +150,21 @@ class ReferenceCore {
       case CellType::kRnnRelu:
         for (int j = 0; j < H; ++j) h[j] = std::max(xw_[j] + hr_[j], S(0));
         break;
+      case CellType::kLstmLn: {  // no biases; each gate block normalized on its own
+        for (int r = 0; r < G * H; ++r) pre_[r] = xw_[r] + hr_[r];
+        for (int q = 0; q < 4; ++q) layer_norm(l, q, pre_.data() + q * H);
+        for (int j = 0; j < H; ++j) act_[j] = sigmoid(pre_[j]);                    // i
+        for (int j = 0; j < H; ++j) act_[H + j] = sigmoid(pre_[H + j]);            // f
+        for (int j = 0; j < H; ++j) act_[2 * H + j] = std::tanh(pre_[2 * H + j]);  // g
+        for (int j = 0; j < H; ++j) act_[3 * H + j] = sigmoid(pre_[3 * H + j]);    // o
+        for (int j = 0; j < H; ++j) tmp_[j] = act_[H + j] * c[j];
+        for (int j = 0; j < H; ++j) tmp2_[j] = act_[j] * act_[2 * H + j];
+        for (int j = 0; j < H; ++j) c[j] = tmp_[j] + tmp2_[j];
+        layer_norm(l, 4, c);  // the normalized c is the state carried on
+        for (int j = 0; j < H; ++j) tmp_[j] = std::tanh(c[j]);
+        for (int j = 0; j < H; ++j) h[j] = act_[3 * H + j] * tmp_[j];
+        break;
+      }
       case CellType::kMinGru:  // no R: xw_ alone; h' = (1 - z) h + z h~
         for (int j = 0; j < H; ++j) act_[j] = sigmoid(xw_[j]);  // z
         for (int j = 0; j < H; ++j) h[j] = (S(1) - act_[j]) * h[j] + act_[j] * xw_[H + j];

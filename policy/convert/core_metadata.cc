@@ -60,6 +60,7 @@ void write_core_metadata(const CoreSpec& spec, Checkpoint& checkpoint, const std
   m[prefix + "hidden"] = std::to_string(spec.hidden);
   m[prefix + "layers"] = std::to_string(spec.layers);
   if (spec.cell_clip > 0) m[prefix + "cell_clip"] = fmt::format("{}", spec.cell_clip);
+  if (has_layer_norm(spec.cell)) m[prefix + "norm_epsilon"] = fmt::format("{}", spec.norm_epsilon);
 }
 
 CoreSpec read_core_spec(const Checkpoint& checkpoint, const std::string& prefix) {
@@ -72,6 +73,9 @@ CoreSpec read_core_spec(const Checkpoint& checkpoint, const std::string& prefix)
     const auto clip = checkpoint.metadata.find(prefix + "cell_clip");
     if (clip != checkpoint.metadata.end())
       spec.cell_clip = parse_number<float>(prefix + "cell_clip", clip->second);
+    const auto eps = checkpoint.metadata.find(prefix + "norm_epsilon");
+    if (eps != checkpoint.metadata.end())
+      spec.norm_epsilon = parse_number<float>(prefix + "norm_epsilon", eps->second);
   } else {
     spec = infer_from_tensors(checkpoint.tensors, prefix);
   }

@@ -30,8 +30,10 @@ CanonicalOffsets canonical_offsets(const CoreSpec& spec, int layer) {
     o.weight_ih = off;
     o.weight_hh = o.weight_ih + gh * spec.layer_input(k);
     o.bias_ih = o.weight_hh + rh * spec.hidden;
-    o.bias_hh = o.bias_ih + gh;
-    o.end = o.bias_hh + rh;
+    o.bias_hh = o.bias_ih + spec.bias_rows();
+    o.norm_weight = o.bias_hh + spec.recurrent_bias_rows();
+    o.norm_bias = o.norm_weight + spec.norm_size();
+    o.end = o.norm_bias + spec.norm_size();
     if (k == layer) return o;
     off = o.end;
   }
@@ -41,8 +43,7 @@ std::vector<float> flatten(const CanonicalWeights& weights) {
   std::vector<float> flat;
   flat.reserve(weights.size());
   for (const auto& l : weights.layers)
-    for (const auto* t : {&l.weight_ih, &l.weight_hh, &l.bias_ih, &l.bias_hh})
-      flat.insert(flat.end(), t->begin(), t->end());
+    for (const auto* t : l.all()) flat.insert(flat.end(), t->begin(), t->end());
   return flat;
 }
 
@@ -52,7 +53,7 @@ CanonicalWeights unflatten(const CoreSpec& spec, std::span<const float> flat) {
                   to_string(spec.cell), w.size());
   size_t off = 0;
   for (auto& l : w.layers)
-    for (auto* t : {&l.weight_ih, &l.weight_hh, &l.bias_ih, &l.bias_hh}) {
+    for (auto* t : l.all()) {
       std::copy_n(flat.begin() + static_cast<std::ptrdiff_t>(off), t->size(), t->begin());
       off += t->size();
     }
@@ -69,7 +70,6 @@ FlatLayout canonical_layout(const CoreSpec& spec) {
 
 StepLayerOffsets step_layer_offsets(const CoreSpec& spec, int layer) {
   require_cuda_core(spec);  // the CUDA step executor's layout; minGRU has none yet
-  const int64_t gh = gate_block(spec);
   const int columns = spec.cell == CellType::kGru ? 4 * spec.hidden : spec.gates() * spec.hidden;
   int64_t off = 0;
   for (int k = 0;; ++k) {
@@ -78,8 +78,10 @@ StepLayerOffsets step_layer_offsets(const CoreSpec& spec, int layer) {
     o.columns = columns;
     o.w = off;
     o.bias_ih = o.w + static_cast<int64_t>(o.rows) * o.columns;
-    o.bias_hh = o.bias_ih + gh;
-    o.end = o.bias_hh + gh;
+    o.bias_hh = o.bias_ih + spec.bias_rows();
+    o.norm_weight = o.bias_hh + spec.bias_rows();
+    o.norm_bias = o.norm_weight + spec.norm_size();
+    o.end = o.norm_bias + spec.norm_size();
     if (k == layer) return o;
     off = o.end;
   }
@@ -109,9 +111,13 @@ FlatLayout step_layout(const CoreSpec& spec) {
     };
     place(c.weight_ih, in, 0, false);
     place(c.weight_hh, H, in, true);
-    for (int64_t i = 0; i < gh; ++i) {
+    for (int64_t i = 0; i < spec.bias_rows(); ++i) {
       l.position[static_cast<size_t>(c.bias_ih + i)] = s.bias_ih + i;
       l.position[static_cast<size_t>(c.bias_hh + i)] = s.bias_hh + i;
+    }
+    for (int64_t i = 0; i < spec.norm_size(); ++i) {
+      l.position[static_cast<size_t>(c.norm_weight + i)] = s.norm_weight + i;
+      l.position[static_cast<size_t>(c.norm_bias + i)] = s.norm_bias + i;
     }
   }
   return l;
@@ -119,7 +125,7 @@ FlatLayout step_layout(const CoreSpec& spec) {
 
 FlatLayout opaque_layout(const CoreSpec& spec, const OpaqueTable& table) {
   spec.validate();
-  require_cuda_core(spec);  // cuDNN's weight space: cuDNN has no minGRU
+  require_cudnn_core(spec);  // cuDNN's weight space: cuDNN has no minGRU or layer-norm LSTM
   const int G = spec.gates();
   const int64_t H = spec.hidden;
   RECUR_CHECK(table.size > 0, "cuDNN weight space: size {} floats", table.size);

@@ -5,7 +5,10 @@
 // future layout change touches one function.
 //
 // Canonical flat order (also the CPU sequence executor's layout), per layer k:
-//   weight_ih_l{k} (G*H, in_k), weight_hh_l{k} (G*H, H), bias_ih_l{k} (G*H), bias_hh_l{k} (G*H)
+//   weight_ih_l{k} (G*H, in_k), weight_hh_l{k} (G*H, H), bias_ih_l{k} (G*H), bias_hh_l{k} (G*H),
+//   norm_weight_l{k} (5H), norm_bias_l{k} (5H)
+// where an absent tensor takes no room (minGRU's weight_hh/bias_hh, lstm_ln's biases, every other
+// cell's norms).
 //
 // The cuDNN opaque layout is never assumed: opaque_layout() builds the map from a table of what
 // cudnnGetRNNWeightParams reported for every (pseudo-layer, linLayerID, matrix|bias), checking
@@ -34,7 +37,7 @@ CanonicalWeights unflatten(const CoreSpec& spec, std::span<const float> flat);
 
 // Offsets of the canonical tensors of layer k in the canonical flat order.
 struct CanonicalOffsets {
-  int64_t weight_ih, weight_hh, bias_ih, bias_hh, end;
+  int64_t weight_ih, weight_hh, bias_ih, bias_hh, norm_weight, norm_bias, end;
 };
 CanonicalOffsets canonical_offsets(const CoreSpec& spec, int layer);
 
@@ -47,9 +50,10 @@ FlatLayout canonical_layout(const CoreSpec& spec);
 //     GRU: C = 4H, blocks [r | z | n_x | n_h]: n_x has W_n^T in the x rows and zeros in the h
 //     rows, n_h the reverse (the reset gate multiplies R_n h + b_Rn alone).
 //   bias_ih (G*H), bias_hh (G*H) as given (the kernel adds them; the round trip stays exact).
+//   lstm_ln: no biases (zero length); norm_weight (5H), norm_bias (5H) as canonical.
 // Zero blocks are positions no canonical element maps to.
 struct StepLayerOffsets {
-  int64_t w, bias_ih, bias_hh, end;
+  int64_t w, bias_ih, bias_hh, norm_weight, norm_bias, end;
   int rows, columns;  // K, C
 };
 StepLayerOffsets step_layer_offsets(const CoreSpec& spec, int layer);

@@ -61,11 +61,14 @@ void check_sizes(const CanonicalWeights& weights) {
                   spec.layers);
   const auto gh = static_cast<size_t>(spec.gates() * spec.hidden);
   const auto rh = static_cast<size_t>(spec.recurrent_rows());  // 0 for minGRU
+  const auto norm = static_cast<size_t>(spec.norm_size());     // 0 but for lstm_ln
   for (int k = 0; k < spec.layers; ++k) {
     const LayerWeights& l = weights.layers[static_cast<size_t>(k)];
     RECUR_CHECK_ARG(l.weight_ih.size() == gh * static_cast<size_t>(spec.layer_input(k)) &&
                         l.weight_hh.size() == rh * static_cast<size_t>(spec.hidden) &&
-                        l.bias_ih.size() == gh && l.bias_hh.size() == rh,
+                        l.bias_ih.size() == static_cast<size_t>(spec.bias_rows()) &&
+                        l.bias_hh.size() == static_cast<size_t>(spec.recurrent_bias_rows()) &&
+                        l.norm_weight.size() == norm && l.norm_bias.size() == norm,
                     "canonical weights of layer {} are not sized for {} input {} hidden {}", k,
                     to_string(spec.cell), spec.layer_input(k), spec.hidden);
   }

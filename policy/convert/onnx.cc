@@ -249,6 +249,78 @@ LayerState mingru_layer(GraphBuilder& gb, const LayerWeights& w, const CoreSpec&
   return {h, ""};
 }
 
+// Layer norm over the last axis of v (opset 13 has no LayerNormalization node): the CPU
+// executors' op order, (v - mean) * (1 / sqrt(var + eps)) * gain + shift, var the mean of the
+// squared centred values (gate_math::layer_norm_row).
+std::string layer_norm(GraphBuilder& gb, const std::string& v, const std::string& gain,
+                       const std::string& shift, const std::string& eps, const std::string& scope,
+                       const std::string& out = "") {
+  const auto mean = [&](const std::string& t) {
+    onnx::NodeProto& n = gb.node("ReduceMean", {t}, {""}, scope);
+    AttributeProto& a = *n.add_attribute();
+    a.set_name("axes");
+    a.set_type(AttributeProto::INTS);
+    a.add_ints(-1);
+    set_int(n, "keepdims", 1);
+    return n.output(0);
+  };
+  const std::string d = gb.op("Sub", {v, mean(v)}, scope);
+  const std::string var = mean(gb.op("Mul", {d, d}, scope));
+  const std::string r =
+      gb.op("Reciprocal", {gb.op("Sqrt", {gb.op("Add", {var, eps}, scope)}, scope)}, scope);
+  return gb.op("Add", {gb.op("Mul", {gb.op("Mul", {d, r}, scope), gain}, scope), shift}, scope,
+               out);
+}
+
+// One layer-norm LSTM layer as primitive ops (core_spec.h, LSTM_LN):
+//   gates = [x, h] [W_ih | W_hh]^T (no bias), reshaped [1, batch, 4, H] so that one layer norm
+//   normalizes each gate block with its own gain and shift row; i, f, g, o; c' = LN_c(f c + i g),
+//   h' = o tanh(c').
+LayerState layer_norm_lstm_layer(GraphBuilder& gb, const LayerWeights& w, const CoreSpec& spec,
+                                 int k, const std::string& x, const LayerState& in,
+                                 const std::string& scope) {
+  const int H = spec.hidden, in_k = spec.layer_input(k), G = 4;
+  const std::string p = fmt::format("{}.l{}.", scope, k);
+  std::vector<float> wt(static_cast<size_t>(in_k + H) * G * H);  // [W_ih | W_hh]^T
+  for (int r = 0; r < G * H; ++r) {
+    for (int i = 0; i < in_k; ++i)
+      wt[static_cast<size_t>(i) * G * H + r] = w.weight_ih[static_cast<size_t>(r) * in_k + i];
+    for (int j = 0; j < H; ++j)
+      wt[static_cast<size_t>(in_k + j) * G * H + r] = w.weight_hh[static_cast<size_t>(r) * H + j];
+  }
+  const std::string WT = gb.floats(p + "W_T", {in_k + H, G * H}, wt);
+  const auto gate_rows = static_cast<std::ptrdiff_t>(G * H);
+  const std::string gain =
+      gb.floats(p + "norm_weight", {G, H}, std::span(w.norm_weight).first(G * H));
+  const std::string shift = gb.floats(p + "norm_bias", {G, H}, std::span(w.norm_bias).first(G * H));
+  const std::string c_gain =
+      gb.floats(p + "norm_weight_c", {H}, std::span(w.norm_weight).subspan(gate_rows));
+  const std::string c_shift =
+      gb.floats(p + "norm_bias_c", {H}, std::span(w.norm_bias).subspan(gate_rows));
+  const std::string eps = gb.scalar(p + "norm_epsilon", spec.norm_epsilon);
+  const std::string blocks = gb.ints(p + "blocks_shape", {0, 0, G, H});
+  const std::string flat = gb.ints(p + "gates_shape", {0, 0, G * H});
+  const std::string split = gb.ints(p + "split", {H, H, H, H});
+
+  onnx::NodeProto& cat = gb.node("Concat", {x, in.h}, {""}, scope);
+  set_int(cat, "axis", 2);
+  const std::string pre =
+      gb.op("Reshape", {gb.op("MatMul", {cat.output(0), WT}, scope), blocks}, scope);
+  const std::string normed =
+      gb.op("Reshape", {layer_norm(gb, pre, gain, shift, eps, scope), flat}, scope);
+  onnx::NodeProto& parts = gb.node("Split", {normed, split}, {"", "", "", ""}, scope);
+  set_int(parts, "axis", 2);
+  const std::string i = gb.op("Sigmoid", {parts.output(0)}, scope);
+  const std::string f = gb.op("Sigmoid", {parts.output(1)}, scope);
+  const std::string g = gb.op("Tanh", {parts.output(2)}, scope);
+  const std::string o = gb.op("Sigmoid", {parts.output(3)}, scope);
+  const std::string c_raw =
+      gb.op("Add", {gb.op("Mul", {f, in.c}, scope), gb.op("Mul", {i, g}, scope)}, scope);
+  const std::string c = layer_norm(gb, c_raw, c_gain, c_shift, eps, scope, p + "c");
+  const std::string h = gb.op("Mul", {o, gb.op("Tanh", {c}, scope)}, scope, p + "h");
+  return {h, c};
+}
+
 // A core: x [1, batch, in] and its state inputs ({prefix}h_in, {prefix}c_in, zeroed where
 // reset [1, batch, 1]) -> the last layer's h [1, batch, H]; writes {prefix}h_out / c_out.
 std::string add_core(GraphBuilder& gb, const CanonicalWeights& weights, const std::string& x,
@@ -275,9 +347,10 @@ std::string add_core(GraphBuilder& gb, const CanonicalWeights& weights, const st
     const LayerState state{layer_of(h0, k), lstm ? layer_of(c0, k) : ""};
     const LayerWeights& w = weights.layers[static_cast<size_t>(k)];
     const LayerState next =
-        spec.cell == CellType::kMinGru ? mingru_layer(gb, w, spec, k, in, state, scope)
-        : lstm && spec.cell_clip > 0   ? clipped_lstm_layer(gb, w, spec, k, in, state, scope)
-                                       : fused_layer(gb, w, spec, k, in, state, scope);
+        spec.cell == CellType::kMinGru   ? mingru_layer(gb, w, spec, k, in, state, scope)
+        : spec.cell == CellType::kLstmLn ? layer_norm_lstm_layer(gb, w, spec, k, in, state, scope)
+        : lstm && spec.cell_clip > 0     ? clipped_lstm_layer(gb, w, spec, k, in, state, scope)
+                                         : fused_layer(gb, w, spec, k, in, state, scope);
     hs.push_back(next.h);
     if (lstm) cs.push_back(next.c);
     // A residual minGRU stack outputs h_k + out_{k-1} from layer 1 on (core_spec.h).
@@ -524,6 +597,8 @@ onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
     meta["action_high"] = fmt::format("{}", fmt::join(action_high, ","));
   }
   meta["core.ops"] = spec.cell == CellType::kMinGru ? "unrolled minGRU step (MatMul, Sigmoid)"
+                     : spec.cell == CellType::kLstmLn
+                         ? "unrolled layer-norm LSTM step (MatMul, ReduceMean layer norm)"
                      : has_cell_state(spec.cell) && spec.cell_clip > 0
                          ? "unrolled LSTM step (cuDNN cell clip)"
                          : "fused ONNX " + std::string(spec.cell == CellType::kLstm  ? "LSTM"

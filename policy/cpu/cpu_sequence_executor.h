@@ -42,6 +42,8 @@ void canonical_to_engine(const CanonicalWeights& w, SequenceEngine<S>& engine,
     std::copy(l.weight_hh.begin(), l.weight_hh.end(), flat.begin() + o.w_hh);
     std::copy(l.bias_ih.begin(), l.bias_ih.end(), flat.begin() + o.b_ih);
     std::copy(l.bias_hh.begin(), l.bias_hh.end(), flat.begin() + o.b_hh);
+    std::copy(l.norm_weight.begin(), l.norm_weight.end(), flat.begin() + o.n_w);
+    std::copy(l.norm_bias.begin(), l.norm_bias.end(), flat.begin() + o.n_b);
   }
 }
 
@@ -59,6 +61,8 @@ CanonicalWeights engine_to_canonical(const SequenceEngine<S>& engine,
     copy(o.w_hh, l.weight_hh);
     copy(o.b_ih, l.bias_ih);
     copy(o.b_hh, l.bias_hh);
+    copy(o.n_w, l.norm_weight);
+    copy(o.n_b, l.norm_bias);
   }
   return w;
 }

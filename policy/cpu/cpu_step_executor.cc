@@ -18,8 +18,10 @@ CpuStepExecutor::CpuStepExecutor(const CoreSpec& spec, int slots) : StepExecutor
     Layer l;
     l.w.assign(static_cast<size_t>(rows(k)) * C, 0.0f);
     l.bias.assign(static_cast<size_t>(C), 0.0f);
-    l.bias_ih.assign(static_cast<size_t>(spec.gates() * H), 0.0f);
-    l.bias_hh.assign(static_cast<size_t>(spec.recurrent_rows()), 0.0f);
+    l.bias_ih.assign(static_cast<size_t>(spec.bias_rows()), 0.0f);
+    l.bias_hh.assign(static_cast<size_t>(spec.recurrent_bias_rows()), 0.0f);
+    l.norm_weight.assign(static_cast<size_t>(spec.norm_size()), 0.0f);
+    l.norm_bias.assign(static_cast<size_t>(spec.norm_size()), 0.0f);
     layers_.push_back(std::move(l));
   }
   const auto lbh = static_cast<size_t>(spec.layers) * slots * H;
@@ -62,7 +64,9 @@ void CpuStepExecutor::load_impl(const CanonicalWeights& weights) {
     }
     l.bias_ih.assign(src.bias_ih.begin(), src.bias_ih.end());
     l.bias_hh.assign(src.bias_hh.begin(), src.bias_hh.end());
-    for (int r = 0; r < G * H; ++r) {
+    l.norm_weight.assign(src.norm_weight.begin(), src.norm_weight.end());
+    l.norm_bias.assign(src.norm_bias.begin(), src.norm_bias.end());
+    for (int r = 0; r < G * H && has_gate_biases(spec().cell); ++r) {
       if (gru && r >= 2 * H) {
         l.bias[static_cast<size_t>(r)] = src.bias_ih[static_cast<size_t>(r)];
         l.bias[static_cast<size_t>(r + H)] = src.bias_hh[static_cast<size_t>(r)];
@@ -97,6 +101,8 @@ CanonicalWeights CpuStepExecutor::weights_impl() const {
     }
     dst.bias_ih.assign(l.bias_ih.begin(), l.bias_ih.end());
     dst.bias_hh.assign(l.bias_hh.begin(), l.bias_hh.end());
+    dst.norm_weight.assign(l.norm_weight.begin(), l.norm_weight.end());
+    dst.norm_bias.assign(l.norm_bias.begin(), l.norm_bias.end());
   }
   return w;
 }
@@ -133,9 +139,14 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
     Eigen::Map<Mat> gates(gates_.data(), B, C);
     gates.noalias() =
         Eigen::Map<const Mat>(xh_.data(), B, width) * Eigen::Map<const Mat>(l.w.data(), width, C);
-    gates.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(l.bias.data(), C);
+    if (has_gate_biases(spec().cell))
+      gates.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(l.bias.data(), C);
     Eigen::Map<Mat> h(hk, B, H);
     switch (spec().cell) {
+      case CellType::kLstmLn:
+        gate_math::lstm_ln_forward<float>(gates, Eigen::Map<Mat>(ck, B, H), h, l.norm_weight.data(),
+                                          l.norm_bias.data(), spec().norm_epsilon);
+        break;
       case CellType::kLstm:
         gate_math::lstm_forward<float>(gates, Eigen::Map<Mat>(ck, B, H), h, clip);
         break;

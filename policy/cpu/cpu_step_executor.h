@@ -10,8 +10,9 @@
 // the reverse, because the reset gate multiplies R_n h + b_Rn alone (cuDNN's GRU); the zeros cost
 // a third more multiply-adds for GRU and keep the single GEMM. Biases are kept as given (both
 // b_ih and b_hh, so the round trip to canonical is exact) and also pre-summed per column for the
-// step. minGRU (no recurrent weights): W is (in_k, 2H), columns [z | h~], the GEMM reads x
-// alone.
+// step. lstm_ln: W as LSTM's, no biases (bias stays zero and is not added); the fused pass
+// normalizes each row's gate blocks and cell state (gate_math::lstm_ln_forward). minGRU (no
+// recurrent weights): W is (in_k, 2H), columns [z | h~], the GEMM reads x alone.
 #pragma once
 
 #include <vector>
@@ -38,10 +39,11 @@ class CpuStepExecutor final : public StepExecutor {
   int columns() const;    // C
 
   struct Layer {
-    AlignedVector<float> w;        // (K_k, C) row-major
-    AlignedVector<float> bias;     // (C) pre-summed biases used by the step
-    AlignedVector<float> bias_ih;  // (G*H) as loaded
-    AlignedVector<float> bias_hh;  // (G*H) as loaded; empty for minGRU
+    AlignedVector<float> w;                       // (K_k, C) row-major
+    AlignedVector<float> bias;                    // (C) pre-summed biases used by the step
+    AlignedVector<float> bias_ih;                 // (G*H) as loaded
+    AlignedVector<float> bias_hh;                 // (G*H) as loaded; empty for minGRU
+    AlignedVector<float> norm_weight, norm_bias;  // (5H) lstm_ln's LayerNorm; else empty
   };
   std::vector<Layer> layers_;
   AlignedVector<float> h_, c_;  // (L, B, H) state

@@ -4,6 +4,8 @@
 // (B, width) views; gate blocks are column ranges of H.
 #pragma once
 
+#include <cmath>
+
 #include "policy/eigen.h"
 
 namespace recur::policy::gate_math {
@@ -77,6 +79,54 @@ void mingru_forward(View<S> zh, View<S> h) {
   const auto H = h.cols();
   zh.leftCols(H).array() = zh.leftCols(H).array().logistic();
   h.array() += zh.leftCols(H).array() * (zh.rightCols(H).array() - h.array());
+}
+
+// Layer norm of one row v (H values) in place (core_spec.h, LSTM_LN): v = gain * (v - mean) * r +
+// shift with r = 1 / sqrt(var + eps), var the biased variance of the centred values. xhat (H),
+// when given, gets the normalized values before gain and shift, and *rstd gets r (backward needs
+// both).
+template <typename S>
+void layer_norm_row(S* v, int H, const S* gain, const S* shift, S eps, S* xhat, S* rstd) {
+  using Arr = Eigen::Array<S, Eigen::Dynamic, 1>;
+  Eigen::Map<Arr> a(v, H);
+  a -= a.mean();
+  const S r = S(1) / std::sqrt(a.square().mean() + eps);
+  a *= r;
+  if (xhat) Eigen::Map<Arr>(xhat, H) = a;
+  if (rstd) *rstd = r;
+  a = a * Eigen::Map<const Arr>(gain, H) + Eigen::Map<const Arr>(shift, H);
+}
+
+// The layer-norm LSTM (core_spec.h, LSTM_LN). gates (B, 4H): pre-activations [i f g o] (no bias)
+// in, activations out; c (B, H): the previous (normalized) cell state in, the new one out; h
+// (B, H) out. gain, shift: (5H), LayerNorm rows i, f, g, o, c. The learner passes xhat (B, 5H):
+// the normalized values before gain and shift (gate blocks, then c), rstd (B, 5) and tanh_c
+// (B, H), which backward reads; the actor passes none.
+template <typename S>
+void lstm_ln_forward(View<S> gates, View<S> c, View<S> h, const S* gain, const S* shift, S eps,
+                     S* xhat = nullptr, S* rstd = nullptr, S* tanh_c = nullptr) {
+  const auto B = c.rows();
+  const int H = static_cast<int>(c.cols());
+  for (Eigen::Index b = 0; b < B; ++b)
+    for (int q = 0; q < 4; ++q)
+      layer_norm_row<S>(&gates(b, q * H), H, gain + q * H, shift + q * H, eps,
+                        xhat ? xhat + b * 5 * H + q * H : nullptr,
+                        rstd ? rstd + b * 5 + q : nullptr);
+  auto a = gates.array();
+  a.leftCols(2 * H) = a.leftCols(2 * H).logistic();
+  a.middleCols(2 * H, H) = a.middleCols(2 * H, H).tanh();
+  a.rightCols(H) = a.rightCols(H).logistic();
+  c.array() = a.middleCols(H, H) * c.array() + a.leftCols(H) * a.middleCols(2 * H, H);
+  for (Eigen::Index b = 0; b < B; ++b)
+    layer_norm_row<S>(&c(b, 0), H, gain + 4 * H, shift + 4 * H, eps,
+                      xhat ? xhat + b * 5 * H + 4 * H : nullptr, rstd ? rstd + b * 5 + 4 : nullptr);
+  if (tanh_c) {
+    Eigen::Map<RowMat<S>> t(tanh_c, B, H);
+    t.array() = c.array().tanh();
+    h.array() = a.rightCols(H) * t.array();
+  } else {
+    h.array() = a.rightCols(H) * c.array().tanh();
+  }
 }
 
 }  // namespace recur::policy::gate_math

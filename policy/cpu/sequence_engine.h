@@ -55,6 +55,7 @@ class SequenceEngine {
     size_t off = 0;
     const size_t gh = static_cast<size_t>(spec.gates() * spec.hidden);
     const size_t rh = static_cast<size_t>(spec.recurrent_rows());  // 0 for minGRU
+    const size_t nh = static_cast<size_t>(spec.norm_size());       // 0 but for lstm_ln
     for (int k = 0; k < spec.layers; ++k) {
       Offsets o;
       o.w_ih = off;
@@ -62,9 +63,13 @@ class SequenceEngine {
       o.w_hh = off;
       off += rh * static_cast<size_t>(spec.hidden);
       o.b_ih = off;
-      off += gh;
+      off += static_cast<size_t>(spec.bias_rows());
       o.b_hh = off;
-      off += rh;
+      off += static_cast<size_t>(spec.recurrent_bias_rows());
+      o.n_w = off;
+      off += nh;
+      o.n_b = off;
+      off += nh;
       offsets_.push_back(o);
     }
     params_.assign(off, S(0));
@@ -78,7 +83,7 @@ class SequenceEngine {
   AlignedVector<S>& grads() { return grads_; }
   const AlignedVector<S>& grads() const { return grads_; }
   struct Offsets {
-    size_t w_ih, w_hh, b_ih, b_hh;
+    size_t w_ih, w_hh, b_ih, b_hh, n_w, n_b;
   };
   const Offsets& offsets(int k) const { return offsets_[static_cast<size_t>(k)]; }
 
@@ -92,6 +97,7 @@ class SequenceEngine {
     const int H = spec_.hidden, L = spec_.layers, G = spec_.gates();
     const int ss = spec_.state_size(), R = spec_.recurrent_rows();
     const bool lstm = has_cell_state(spec_.cell), recurrent = R > 0;
+    const bool biased = has_gate_biases(spec_.cell), normed = has_layer_norm(spec_.cell);
     for (int k = 0; k < L; ++k) {
       Layer& ly = layers_[static_cast<size_t>(k)];
       const int in = spec_.layer_input(k);
@@ -111,19 +117,23 @@ class SequenceEngine {
         ly.c_prev.resize(tb * H);
         ly.tanh_c.resize(tb * H);
       }
+      if (normed) {
+        ly.xhat.resize(tb * kNormGroups * H);
+        ly.rstd.resize(tb * kNormGroups);
+      }
       if (spec_.cell == CellType::kGru) ly.hn.resize(tb * H);
       a_h_.resize(static_cast<size_t>(B) * R);
 
       const Offsets& o = offsets_[static_cast<size_t>(k)];
       CMapM w_ih(params_.data() + o.w_ih, G * H, in);
       CMapM w_hh(params_.data() + o.w_hh, R, H);
-      Eigen::Map<const RowV> b_ih(params_.data() + o.b_ih, G * H);
-      Eigen::Map<const RowV> b_hh(params_.data() + o.b_hh, R);
+      Eigen::Map<const RowV> b_ih(params_.data() + o.b_ih, spec_.bias_rows());
+      Eigen::Map<const RowV> b_hh(params_.data() + o.b_hh, spec_.recurrent_bias_rows());
 
       // Input projection of all T*B rows: one GEMM.
       MapM a_x(ly.gates.data(), static_cast<Eigen::Index>(tb), G * H);
       a_x.noalias() = CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in) * w_ih.transpose();
-      a_x.rowwise() += b_ih;
+      if (biased) a_x.rowwise() += b_ih;
 
       for (int t = 0; t < T; ++t) {
         const size_t row0 = static_cast<size_t>(t) * B;
@@ -146,9 +156,9 @@ class SequenceEngine {
         if (recurrent) {
           MapM a_h(a_h_.data(), B, R);
           a_h.noalias() = CMapM(hp, B, H) * w_hh.transpose();
-          a_h.rowwise() += b_hh;
+          if (biased) a_h.rowwise() += b_hh;
         }
-        gate_forward(B, ly, row0);
+        gate_forward(B, k, ly, row0);
       }
       if (residual(k)) {  // out_k = h_k + out_{k-1}, all T*B rows at once
         ly.out.resize(tb * H);
@@ -179,6 +189,7 @@ class SequenceEngine {
     const int T = t_, B = b_, H = spec_.hidden, L = spec_.layers, G = spec_.gates();
     const int ss = spec_.state_size(), R = spec_.recurrent_rows();
     const bool lstm = has_cell_state(spec_.cell), recurrent = R > 0;
+    const bool biased = has_gate_biases(spec_.cell), normed = has_layer_norm(spec_.cell);
     const size_t tb = static_cast<size_t>(T) * B;
     dh_out_.assign(dy, dy + tb * H);  // gradient arriving at this layer's outputs
     if (d_initial_state) std::fill_n(d_initial_state, static_cast<size_t>(B) * ss, S(0));
@@ -190,17 +201,18 @@ class SequenceEngine {
       CMapM w_hh(params_.data() + o.w_hh, R, H);
       MapM gw_ih(grads_.data() + o.w_ih, G * H, in);
       MapM gw_hh(grads_.data() + o.w_hh, R, H);
-      Eigen::Map<RowV> gb_ih(grads_.data() + o.b_ih, G * H);
-      Eigen::Map<RowV> gb_hh(grads_.data() + o.b_hh, R);
+      Eigen::Map<RowV> gb_ih(grads_.data() + o.b_ih, spec_.bias_rows());
+      Eigen::Map<RowV> gb_hh(grads_.data() + o.b_hh, spec_.recurrent_bias_rows());
 
       da_x_.resize(tb * G * H);
       da_h_.resize(tb * R);
       dh_next_.assign(static_cast<size_t>(B) * H, S(0));
       dc_next_.assign(lstm ? static_cast<size_t>(B) * H : 0, S(0));
       dh_prev_.resize(static_cast<size_t>(B) * H);
+      if (normed) dnorm_.resize(tb * kNormGroups * H);
       for (int t = T - 1; t >= 0; --t) {
         const size_t row0 = static_cast<size_t>(t) * B;
-        gate_backward(B, ly, row0, dh_out_.data() + row0 * H, da_x_.data() + row0 * G * H,
+        gate_backward(B, k, ly, row0, dh_out_.data() + row0 * H, da_x_.data() + row0 * G * H,
                       recurrent ? da_h_.data() + row0 * R : nullptr);
         // Recurrent side: dh_prev = dA_h W_hh (+ the direct GRU path already in dh_prev_).
         // The weight gradient waits for all steps: one GEMM after the loop, not T thin ones.
@@ -230,13 +242,24 @@ class SequenceEngine {
         CMapM da_h_all(da_h_.data(), static_cast<Eigen::Index>(tb), R);
         gw_hh.noalias() +=
             da_h_all.transpose() * CMapM(ly.h_prev.data(), static_cast<Eigen::Index>(tb), H);
-        gb_hh += da_h_all.colwise().sum();
+        if (biased) gb_hh += da_h_all.colwise().sum();
+      }
+      // LayerNorm gains and shifts, all T*B rows at once: dgamma += sum dy * xhat, dbeta += sum dy.
+      if (normed) {
+        const auto nw = static_cast<Eigen::Index>(kNormGroups * H);
+        CMapM dn(dnorm_.data(), static_cast<Eigen::Index>(tb), nw);
+        Eigen::Map<RowV>(grads_.data() + o.n_w, nw) +=
+            (dn.array() * CMapM(ly.xhat.data(), static_cast<Eigen::Index>(tb), nw).array())
+                .matrix()
+                .colwise()
+                .sum();
+        Eigen::Map<RowV>(grads_.data() + o.n_b, nw) += dn.colwise().sum();
       }
       // Input side, all T*B rows at once.
       CMapM da_x(da_x_.data(), static_cast<Eigen::Index>(tb), G * H);
       gw_ih.noalias() +=
           da_x.transpose() * CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in);
-      gb_ih += da_x.colwise().sum();
+      if (biased) gb_ih += da_x.colwise().sum();
       if (k > 0 || dx) {
         din_.resize(tb * in);
         MapM din(din_.data(), static_cast<Eigen::Index>(tb), in);
@@ -261,6 +284,8 @@ class SequenceEngine {
     AlignedVector<S> tanh_c;     // LSTM: (T*B, H) tanh(clip(c))
     AlignedVector<S> hn;         // GRU: (T*B, H) R_n h_prev + b_Rn
     AlignedVector<S> out;        // residual minGRU stack, k >= 1: (T*B, H) h + input
+    AlignedVector<S> xhat;       // lstm_ln: (T*B, 5H) normalized values before gain (i f g o c)
+    AlignedVector<S> rstd;       // lstm_ln: (T*B, 5) 1 / sqrt(var + eps) of each group
   };
 
   bool residual(int k) const { return k > 0 && has_residual_stack(spec_.cell); }
@@ -273,13 +298,24 @@ class SequenceEngine {
   // One step for B rows at rows [row0, row0 + B) of the layer's buffers: gates holds the input
   // projection (with b_ih) and becomes the activations; a_h_ holds the recurrent projection
   // (with b_hh); h_prev/c_prev hold the effective previous state.
-  void gate_forward(int B, Layer& ly, size_t row0) {
+  void gate_forward(int B, int k, Layer& ly, size_t row0) {
     namespace gm = gate_math;
     const int H = spec_.hidden, G = spec_.gates();
     MapM a(ly.gates.data() + row0 * G * H, B, G * H);
     MapM ah(a_h_.data(), B, spec_.recurrent_rows());
     MapM h(ly.h.data() + row0 * H, B, H);
     switch (spec_.cell) {
+      case CellType::kLstmLn: {
+        const Offsets& o = offsets_[static_cast<size_t>(k)];
+        MapM c(ly.c.data() + row0 * H, B, H);
+        c = CMapM(ly.c_prev.data() + row0 * H, B, H);
+        a += ah;
+        gm::lstm_ln_forward<S>(a, c, h, params_.data() + o.n_w, params_.data() + o.n_b,
+                               static_cast<S>(spec_.norm_epsilon),
+                               ly.xhat.data() + row0 * kNormGroups * H,
+                               ly.rstd.data() + row0 * kNormGroups, ly.tanh_c.data() + row0 * H);
+        break;
+      }
       case CellType::kLstm: {
         MapM c(ly.c.data() + row0 * H, B, H);
         c = CMapM(ly.c_prev.data() + row0 * H, B, H);
@@ -312,8 +348,10 @@ class SequenceEngine {
   // pre-activation gradients of the input side da_x (B, G*H) and recurrent side da_h
   // (B, G*H; null for minGRU, which has none), and the direct parts of dh_prev_ (GRU's z path,
   // minGRU's (1 - z), else 0) and dc_prev_ (LSTM).
-  void gate_backward(int B, const Layer& ly, size_t row0, const S* dh_out, S* da_x, S* da_h) {
+  void gate_backward(int B, int k, const Layer& ly, size_t row0, const S* dh_out, S* da_x,
+                     S* da_h) {
     const int H = spec_.hidden, G = spec_.gates();
+    const S* gain = params_.data() + offsets_[static_cast<size_t>(k)].n_w;  // lstm_ln only
     const S clip = static_cast<S>(spec_.cell_clip);
     if (has_cell_state(spec_.cell)) dc_prev_.resize(static_cast<size_t>(B) * H);
     // One loop per cell type (no branch inside the unit loop, so it vectorizes).
@@ -352,6 +390,40 @@ class SequenceEngine {
             dx[3 * H + j] = dr[3 * H + j] = dh * tc * og * (S(1) - og);
             dhp[j] = S(0);
           }
+          break;
+        }
+        case CellType::kLstmLn: {
+          // dy of each LayerNorm output (gate blocks i f g o, then c) goes to dnorm_ (the gain and
+          // shift gradients after the loop); each group's input gradient is LayerNorm's
+          // transpose: rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gain.
+          const size_t nrow = (row0 + b) * kNormGroups;
+          const S* xh = ly.xhat.data() + nrow * H;
+          const S* rs = ly.rstd.data() + nrow;
+          S* dn = dnorm_.data() + nrow * H;
+          const S* dcn = dc_next_.data() + o;
+          S* dcp = dc_prev_.data() + o;
+          const S* tanh_c = ly.tanh_c.data() + so;
+          const S* c_prev = ly.c_prev.data() + so;
+          for (int j = 0; j < H; ++j) {
+            const S og = a[3 * H + j], tc = tanh_c[j];
+            const S dh = dho[j] + dhn[j];
+            dn[3 * H + j] = dh * tc * og * (S(1) - og);
+            dn[4 * H + j] = dcn[j] + dh * og * (S(1) - tc * tc);  // d c' (the normalized state)
+          }
+          S* dc_raw = dcp;  // LN_c's input gradient, then scaled by f in place
+          layer_norm_backward(H, dn + 4 * H, xh + 4 * H, gain + 4 * H, rs[4], dc_raw);
+          for (int j = 0; j < H; ++j) {
+            const S i = a[j], f = a[H + j], g = a[2 * H + j];
+            const S dc = dc_raw[j];
+            dn[j] = dc * g * i * (S(1) - i);
+            dn[H + j] = dc * c_prev[j] * f * (S(1) - f);
+            dn[2 * H + j] = dc * i * (S(1) - g * g);
+            dcp[j] = dc * f;
+            dhp[j] = S(0);
+          }
+          for (int q = 0; q < 4; ++q)
+            layer_norm_backward(H, dn + q * H, xh + q * H, gain + q * H, rs[q], dx + q * H);
+          std::copy_n(dx, G * H, dr);
           break;
         }
         case CellType::kGru: {
@@ -400,6 +472,20 @@ class SequenceEngine {
     }
   }
 
+  // LayerNorm's input gradient for one group of H: dx = rstd * (g - mean(g) - xhat * mean(g xhat))
+  // with g = dy * gain.
+  static void layer_norm_backward(int H, const S* dy, const S* xhat, const S* gain, S rstd, S* dx) {
+    S mean_g = S(0), mean_gx = S(0);
+    for (int j = 0; j < H; ++j) {
+      const S g = dy[j] * gain[j];
+      mean_g += g;
+      mean_gx += g * xhat[j];
+    }
+    mean_g /= S(H);
+    mean_gx /= S(H);
+    for (int j = 0; j < H; ++j) dx[j] = rstd * (dy[j] * gain[j] - mean_g - xhat[j] * mean_gx);
+  }
+
   CoreSpec spec_;
   std::vector<Offsets> offsets_;
   AlignedVector<S> params_, grads_;
@@ -408,6 +494,7 @@ class SequenceEngine {
   int t_ = 0, b_ = 0;
   // Workspaces (grow to the largest (T, B) seen, then reused).
   AlignedVector<S> a_h_, da_x_, da_h_, dh_next_, dc_next_, dh_prev_, dc_prev_, dh_out_, din_;
+  AlignedVector<S> dnorm_;  // lstm_ln: (T*B, 5H) gradients of the LayerNorm outputs
 };
 
 }  // namespace recur::policy

@@ -25,6 +25,8 @@ kernels::Cell kernel_cell(CellType cell) {
       return kernels::Cell::kRnnTanh;
     case CellType::kRnnRelu:
       return kernels::Cell::kRnnRelu;
+    case CellType::kLstmLn:
+      return kernels::Cell::kLstmLn;
     case CellType::kMinGru:
       break;  // refused by require_cuda_core() before any kernel is chosen
   }
@@ -55,8 +57,9 @@ CudaCore::CudaCore(const CoreSpec& spec, int slots, float* state, cudaStream_t s
     const StepLayerOffsets& o = offsets_.back();
     RECUR_ASSERT(o.rows == spec.layer_input(k) + spec.hidden && o.columns == columns_);
     RECUR_ASSERT(o.w >= 0 && o.w + static_cast<int64_t>(floats(o.rows, o.columns)) <= layout_.size);
-    RECUR_ASSERT(o.bias_ih >= 0 && o.bias_ih + spec.gates() * spec.hidden <= layout_.size);
-    RECUR_ASSERT(o.bias_hh >= 0 && o.bias_hh + spec.gates() * spec.hidden <= layout_.size);
+    RECUR_ASSERT(o.bias_ih >= 0 && o.bias_ih + spec.bias_rows() <= layout_.size);
+    RECUR_ASSERT(o.bias_hh >= 0 && o.bias_hh + spec.bias_rows() <= layout_.size);
+    RECUR_ASSERT(o.norm_bias >= 0 && o.norm_bias + spec.norm_size() <= layout_.size);
   }
   weights_.resize(static_cast<size_t>(layout_.size));
   gates_.resize(floats(slots, columns_));
@@ -115,6 +118,9 @@ void CudaCore::enqueue(cublasHandle_t cublas, const float* x, const uint8_t* sta
     a.gates = gates_.data();
     a.bias_ih = weights_.data() + o.bias_ih;
     a.bias_hh = weights_.data() + o.bias_hh;
+    a.norm_weight = weights_.data() + o.norm_weight;  // lstm_ln's; zero-length otherwise
+    a.norm_bias = weights_.data() + o.norm_bias;
+    a.norm_epsilon = spec_.norm_epsilon;
     a.h = xh + spec_.layer_input(k);
     a.h_stride = o.rows;
     a.c = c ? c + floats(k, B) * static_cast<size_t>(H) : nullptr;

@@ -17,7 +17,7 @@ namespace {
 // buffers) is created on it.
 const CudnnSequenceOptions& select_device(const CoreSpec& spec,
                                           const CudnnSequenceOptions& options) {
-  require_cuda_core(spec);
+  require_cudnn_core(spec);
   CUDA_CHECK(cudaSetDevice(options.device));
   return options;
 }
@@ -33,7 +33,8 @@ cudnnRNNMode_t cell_mode(CellType cell) {
     case CellType::kRnnRelu:
       return CUDNN_RNN_RELU;
     case CellType::kMinGru:
-      break;  // cuDNN has no minGRU: refused by require_cuda_core() in the constructor
+    case CellType::kLstmLn:
+      break;  // cuDNN has neither: refused by require_cudnn_core() in the constructor
   }
   RECUR_ASSERT(false);
   return CUDNN_LSTM;

@@ -61,6 +61,10 @@ Run make_run(const CoreSpec& spec, int B, uint64_t seed, int T = 7) {
   r.B = B;
   recur::Rng rng(seed);
   r.w = CanonicalWeights::random(spec, rng);
+  for (auto& l : r.w.layers) {  // lstm_ln: gains and shifts away from their 1 / 0 init
+    for (auto& v : l.norm_weight) v = static_cast<float>(rng.uniform(0.5, 1.5));
+    for (auto& v : l.norm_bias) v = static_cast<float>(rng.uniform(-0.5, 0.5));
+  }
   r.state0.resize(static_cast<size_t>(B) * spec.state_size());
   for (auto& v : r.state0) v = static_cast<float>(rng.uniform(-0.9, 0.9));  // non-zero
   r.x.resize(static_cast<size_t>(T) * B * spec.input);
@@ -94,11 +98,9 @@ struct Variant {
   CellType cell;
   float clip;
 };
-const Variant kVariants[] = {{CellType::kLstm, 0.0f},
-                             {CellType::kLstm, 0.5f},
-                             {CellType::kGru, 0.0f},
-                             {CellType::kRnnTanh, 0.0f},
-                             {CellType::kRnnRelu, 0.0f}};
+const Variant kVariants[] = {{CellType::kLstm, 0.0f},    {CellType::kLstm, 0.5f},
+                             {CellType::kGru, 0.0f},     {CellType::kRnnTanh, 0.0f},
+                             {CellType::kRnnRelu, 0.0f}, {CellType::kLstmLn, 0.0f}};
 
 CudaStepOptions options(bool graph, StepIo io = StepIo::kCopy) {
   CudaStepOptions o;

@@ -40,6 +40,12 @@ Problem make_problem(CellType cell, int layers, float clip = 0, uint64_t seed = 
   for (auto& l : p.w.layers)
     for (auto* v : {&l.weight_ih, &l.weight_hh, &l.bias_ih, &l.bias_hh})
       for (auto& e : *v) e = static_cast<float>(rng.uniform(-0.6, 0.6));
+  // lstm_ln's LayerNorm gains and shifts, away from their 1 / 0 init so that a swapped row shows
+  // (drawn after the matrices, so the other cells' problems are unchanged).
+  for (auto& l : p.w.layers) {
+    for (auto& e : l.norm_weight) e = static_cast<float>(rng.uniform(0.5, 1.5));
+    for (auto& e : l.norm_bias) e = static_cast<float>(rng.uniform(-0.5, 0.5));
+  }
   p.x.resize(static_cast<size_t>(T) * B * p.spec.input);
   for (auto& e : p.x) e = static_cast<float>(rng.uniform(-1.5, 1.5));
   p.state0.resize(static_cast<size_t>(B) * p.spec.state_size());
@@ -66,8 +72,8 @@ void reference(const Problem& p, std::vector<double>& y, std::vector<double>& st
   ref.forward(p.T, p.B, xd.data(), p.starts.data(), state.data(), y.data());
 }
 
-const CellType kCells[] = {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu,
-                           CellType::kMinGru};
+const CellType kCells[] = {CellType::kLstm,    CellType::kGru,    CellType::kRnnTanh,
+                           CellType::kRnnRelu, CellType::kMinGru, CellType::kLstmLn};
 
 }  // namespace
 
@@ -302,7 +308,8 @@ TEST_CASE("step executor steps without heap allocation") {
   }
   for (auto [cell, B, H] :
        {std::tuple{CellType::kLstm, 16, 128}, std::tuple{CellType::kGru, 64, 64},
-        std::tuple{CellType::kLstm, 256, 256}, std::tuple{CellType::kMinGru, 64, 128}}) {
+        std::tuple{CellType::kLstm, 256, 256}, std::tuple{CellType::kMinGru, 64, 128},
+        std::tuple{CellType::kLstmLn, 64, 128}}) {
     CoreSpec spec{cell, 8, H, 2, 0};
     recur::Rng rng(1);
     CpuStepExecutor step(spec, B);
@@ -388,5 +395,63 @@ TEST_CASE("a mingru stack is residual: layer k >= 1 outputs h_k + its input") {
   for (int j = 0; j < 3; ++j) {
     CHECK(y[static_cast<size_t>(j)] == state[static_cast<size_t>(j)]);  // out = h_0 + h_1, h_1 = 0
     CHECK(state[static_cast<size_t>(3 + j)] == 0.0f);
+  }
+}
+
+TEST_CASE("lstm_ln: no gate biases, a (5, H) LayerNorm gain and shift per layer, CPU only") {
+  const CoreSpec spec{CellType::kLstmLn, 3, 4, 2, 0};
+  CHECK(parse_cell_type("lstm_ln") == CellType::kLstmLn);
+  CHECK(spec.gates() == 4);
+  CHECK(spec.state_size() == 2 * 2 * 4);  // h and c per layer
+  recur::Rng rng(2);
+  const CanonicalWeights w = CanonicalWeights::random(spec, rng, 1.0f);
+  CHECK(w.layers[0].bias_ih.empty());
+  CHECK(w.layers[0].bias_hh.empty());
+  CHECK(w.size() == (16 * 3 + 16 * 4 + 2 * 20) + (16 * 4 + 16 * 4 + 2 * 20));
+  // TF's initializers: gains 1, shifts 0, the forget block's shift = forget_bias.
+  for (int j = 0; j < 20; ++j) {
+    CHECK(w.layers[1].norm_weight[static_cast<size_t>(j)] == 1.0f);
+    CHECK(w.layers[1].norm_bias[static_cast<size_t>(j)] == (j >= 4 && j < 8 ? 1.0f : 0.0f));
+  }
+  const auto tensors = w.to_tensors("core.");
+  CHECK(tensors.size() == 8);  // weight_ih, weight_hh, norm_weight, norm_bias per layer
+  CHECK(tensors.at("core.norm_weight_l1").shape == std::vector<int64_t>{5, 4});
+  CHECK(tensors.count("core.bias_ih_l0") == 0);
+  CHECK(CanonicalWeights::from_tensors(spec, tensors, "core.") == w);
+  CHECK_THROWS_WITH_AS(require_cudnn_core(spec), doctest::Contains("policy.core: lstm"),
+                       recur::Error);
+  CHECK_NOTHROW(require_cuda_core(spec));  // the CUDA step executor runs it
+  Placement cuda;
+  cuda.device = Device::kCuda;
+  CHECK_THROWS_WITH_AS(make_sequence_executor(spec, cuda), doctest::Contains("issue 37"),
+                       recur::Error);
+  CoreSpec bad = spec;
+  bad.norm_epsilon = 0;
+  CHECK_THROWS_AS(bad.validate(), recur::Error);
+}
+
+TEST_CASE("lstm_ln normalizes: gates do not change when the weights are scaled, c is normalized") {
+  // Layer norm makes each gate block invariant to the scale of its pre-activation (up to eps):
+  // scaling every matrix by 3 leaves the outputs nearly unchanged, where a plain LSTM's change.
+  Problem p = make_problem(CellType::kLstmLn, 1, 0, 21);
+  for (auto& v : p.w.layers[0].norm_weight) v = 1.0f;  // c's gain 1 and shift 0 below
+  for (int j = 16; j < 20; ++j) p.w.layers[0].norm_bias[static_cast<size_t>(j)] = 0.0f;
+  std::vector<double> y, s;
+  reference(p, y, s);
+  Problem scaled = p;
+  for (auto* v : {&scaled.w.layers[0].weight_ih, &scaled.w.layers[0].weight_hh})
+    for (auto& e : *v) e *= 3.0f;
+  std::vector<double> y3, s3;
+  reference(scaled, y3, s3);
+  CHECK(rel_err(y3, y) < 1e-3);
+  // The stored c of every slot has mean 0 and (biased) variance var / (var + eps) ~ 1.
+  const int H = p.spec.hidden;
+  for (int b = 0; b < p.B; ++b) {
+    const double* c = s.data() + static_cast<size_t>(b) * p.spec.state_size() + H;
+    double mean = 0, var = 0;
+    for (int j = 0; j < H; ++j) mean += c[j] / H;
+    for (int j = 0; j < H; ++j) var += (c[j] - mean) * (c[j] - mean) / H;
+    CHECK(std::abs(mean) < 1e-12);
+    CHECK(var == doctest::Approx(1.0).epsilon(1e-2));
   }
 }

@@ -28,7 +28,7 @@ void add_rnn_bench(CLI::App& bench, int& exit_code) {
     bool csv = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("--cell", args->cell, "lstm, gru, rnn_tanh, rnn_relu or mingru")
+  cmd->add_option("--cell", args->cell, "lstm, gru, rnn_tanh, rnn_relu, mingru or lstm_ln")
       ->capture_default_str();
   cmd->add_option("--input", args->config.input, "Input width")->capture_default_str();
   cmd->add_option("--layers", args->config.layers, "Layers")->capture_default_str();

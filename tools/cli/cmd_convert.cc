@@ -2,15 +2,19 @@
 // and other frameworks' layouts (policy/convert/), and shows what a checkpoint holds.
 //
 //   recur convert show CKPT
-//   recur convert export CKPT --to tf-lstm-block|keras --out FILE [--forget-bias F] [--prefix P]
+//   recur convert export CKPT --to tf-lstm-block|tf-layer-norm-lstm|keras --out FILE
+//                        [--forget-bias F] [--prefix P]
 //   recur convert export CKPT|RUN_DIR --to onnx --out policy.onnx [--plugin PATH]
-//   recur convert import FILE --from tf-lstm-block|keras --out CKPT [--forget-bias F]
+//   recur convert import FILE --from tf-lstm-block|tf-layer-norm-lstm|keras --out CKPT
+//                        [--forget-bias F]
 //
 // Foreign files are safetensors too, with the framework's variable names (see --names); the
 // export records the layout and forget_bias in the file's metadata, and the import reads
 // forget_bias back from there unless --forget-bias is given. `--to onnx` is another kind of
 // export: the whole actor of a policy checkpoint (normalizer, encoder, cores, heads, action) as
 // one ONNX model that ONNX Runtime runs without recur (policy/convert/onnx.h).
+// tf-layer-norm-lstm is TF's LayerNormBasicLSTMCell (layer_norm=True), which holds lstm_ln cores
+// (policy/convert/tf_layer_norm_lstm.h); tf-lstm-block holds lstm cores.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -28,6 +32,7 @@
 #include "policy/convert/core_metadata.h"
 #include "policy/convert/keras.h"
 #include "policy/convert/onnx.h"
+#include "policy/convert/tf_layer_norm_lstm.h"
 #include "policy/convert/tf_lstm_block.h"
 #include "tools/cli/commands.h"
 
@@ -39,15 +44,18 @@ using policy::Checkpoint;
 using policy::CoreSpec;
 using policy::TensorMap;
 
-constexpr const char* kLayouts = "tf-lstm-block, keras, onnx";
+constexpr const char* kLayouts = "tf-lstm-block, tf-layer-norm-lstm, keras, onnx";
 constexpr const char* kLayoutKey = "recur.layout";
 constexpr const char* kForgetBiasKey = "recur.forget_bias";
 constexpr const char* kCellClipKey = "recur.cell_clip";
+// TF's contrib layer_norm eps: what every LayerNormBasicLSTMCell normalizes with.
+constexpr float kTfLayerNormEpsilon = 1e-12f;
 
-enum class Layout { kTfLstmBlock, kKeras, kOnnx };
+enum class Layout { kTfLstmBlock, kTfLayerNormLstm, kKeras, kOnnx };
 
 Layout parse_layout(const std::string& name) {
   if (name == "tf-lstm-block") return Layout::kTfLstmBlock;
+  if (name == "tf-layer-norm-lstm") return Layout::kTfLayerNormLstm;
   if (name == "keras") return Layout::kKeras;
   if (name == "onnx") return Layout::kOnnx;
   throw Error(fmt::format("layout '{}' is unknown; known layouts: {}", name, kLayouts));
@@ -64,16 +72,25 @@ struct LayoutArgs {
 void add_layout_options(CLI::App* cmd, LayoutArgs& args) {
   args.forget_bias_option =
       cmd->add_option("--forget-bias", args.forget_bias,
-                      "tf-lstm-block: the cell's forget_bias, added to f at run time "
-                      "(import: default from the file's metadata, else 1.0)")
+                      "tf-lstm-block, tf-layer-norm-lstm: the cell's forget_bias, added to f "
+                      "at run time (import: default from the file's metadata, else 1.0)")
           ->capture_default_str();
   cmd->add_option("--names", args.names,
                   "Variable-name template of layer k: tf-lstm-block "
-                  "'rnn/multi_rnn_cell/cell_{k}/lstm_cell/', keras '{layer}/{cell}/'");
+                  "'rnn/multi_rnn_cell/cell_{k}/lstm_cell/', tf-layer-norm-lstm "
+                  "'rnn/multi_rnn_cell/cell_{k}/layer_norm_basic_lstm_cell/', keras "
+                  "'{layer}/{cell}/'");
 }
 
 policy::convert::TfLstmBlockOptions tf_options(const LayoutArgs& args, float forget_bias) {
   policy::convert::TfLstmBlockOptions o;
+  o.forget_bias = forget_bias;
+  if (!args.names.empty()) o.names = args.names;
+  return o;
+}
+
+policy::convert::TfLayerNormLstmOptions tf_ln_options(const LayoutArgs& args, float forget_bias) {
+  policy::convert::TfLayerNormLstmOptions o;
   o.forget_bias = forget_bias;
   if (!args.names.empty()) o.names = args.names;
   return o;
@@ -173,6 +190,17 @@ void export_core(const std::string& in, const std::string& out, const std::strin
     foreign.tensors =
         policy::convert::to_tf_lstm_block(weights, tf_options(args, args.forget_bias));
     foreign.metadata[kForgetBiasKey] = fmt::format("{}", args.forget_bias);
+  } else if (layout == Layout::kTfLayerNormLstm) {
+    foreign.tensors =
+        policy::convert::to_tf_layer_norm_lstm(weights, tf_ln_options(args, args.forget_bias));
+    foreign.metadata[kForgetBiasKey] = fmt::format("{}", args.forget_bias);
+    // The file cannot carry eps: TF's layer_norm always uses 1e-12, and so does its import.
+    if (spec.norm_epsilon != kTfLayerNormEpsilon)
+      spdlog::warn(
+          "the core's LayerNorm eps is {}, TF's LayerNormBasicLSTMCell uses {}: the TF cell's "
+          "outputs differ slightly where a normalized block's variance is near {} (an import "
+          "of {} runs with {})",
+          spec.norm_epsilon, kTfLayerNormEpsilon, spec.norm_epsilon, out, kTfLayerNormEpsilon);
   } else {
     if (args.forget_bias_option->count())
       spdlog::warn("--forget-bias is ignored for keras (its unit_forget_bias is an initializer)");
@@ -193,28 +221,40 @@ void import_core(const std::string& in, const std::string& out, const LayoutArgs
   const Layout layout = parse_layout(args.layout);
   RECUR_CHECK(layout != Layout::kOnnx,
               "--from onnx: recur exports ONNX models but does not import them; import from "
-              "tf-lstm-block or keras");
+              "tf-lstm-block, tf-layer-norm-lstm or keras");
   const Checkpoint foreign = policy::load_checkpoint(in);
   const auto meta = [&](const char* key) {
     const auto it = foreign.metadata.find(key);
     return it == foreign.metadata.end() ? std::string() : it->second;
   };
-  policy::CanonicalWeights weights;
-  TensorMap used;  // the tensors the conversion read, to report the others
-  if (layout == Layout::kTfLstmBlock) {
-    float forget_bias = args.forget_bias;
+  // The TF cells' forget_bias: --forget-bias, else the one recorded by our export, else 1.0.
+  const auto forget_bias = [&] {
+    float fb = args.forget_bias;
     if (!meta(kForgetBiasKey).empty()) {
       const float recorded = parse_float(kForgetBiasKey, meta(kForgetBiasKey));
       if (args.forget_bias_option->count() == 0)
-        forget_bias = recorded;
-      else if (recorded != forget_bias)
-        spdlog::warn("--forget-bias {} overrides the {} recorded in {}", forget_bias, recorded, in);
+        fb = recorded;
+      else if (recorded != fb)
+        spdlog::warn("--forget-bias {} overrides the {} recorded in {}", fb, recorded, in);
     }
-    const auto options = tf_options(args, forget_bias);
+    return fb;
+  };
+  policy::CanonicalWeights weights;
+  TensorMap used;  // the tensors the conversion read, to report the others
+  if (layout == Layout::kTfLstmBlock) {
+    const auto options = tf_options(args, forget_bias());
     const CoreSpec spec = policy::convert::infer_tf_lstm_block_spec(foreign.tensors, options);
     weights = policy::convert::from_tf_lstm_block(foreign.tensors, spec, options);
     used = policy::convert::to_tf_lstm_block(weights, options);
-    fmt::print("forget_bias {} folded into the forget-gate biases\n", forget_bias);
+    fmt::print("forget_bias {} folded into the forget-gate biases\n", options.forget_bias);
+  } else if (layout == Layout::kTfLayerNormLstm) {
+    const auto options = tf_ln_options(args, forget_bias());
+    // The inferred spec carries TF's eps (1e-12), which write_core_metadata records below.
+    const CoreSpec spec = policy::convert::infer_tf_layer_norm_lstm_spec(foreign.tensors, options);
+    weights = policy::convert::from_tf_layer_norm_lstm(foreign.tensors, spec, options);
+    used = policy::convert::to_tf_layer_norm_lstm(weights, options);
+    fmt::print("forget_bias {} folded into the forget-gate LayerNorm shifts; LayerNorm eps {}\n",
+               options.forget_bias, spec.norm_epsilon);
   } else {
     if (args.forget_bias_option->count())
       spdlog::warn("--forget-bias is ignored for keras (its unit_forget_bias is an initializer)");

@@ -39,6 +39,11 @@ KINDS = {
     ),
     "mingru_discrete_2_layers_separate": (CARTPOLE, {"policy.core": "mingru", "policy.layers": 2}),
     "mingru_continuous_shared": (PENDULUM, {"policy.core": "mingru", "policy.shared_core": True}),
+    "lstm_ln_discrete_2_layers": (CARTPOLE, {"policy.core": "lstm_ln", "policy.layers": 2}),
+    "lstm_ln_continuous_separate": (
+        PENDULUM,
+        {"policy.core": "lstm_ln", "policy.shared_core": False},
+    ),
     "rnn_relu_continuous_separate": (
         PENDULUM,
         {"policy.core": "rnn_relu", "policy.shared_core": False, "policy.layers": 2},
@@ -112,9 +117,10 @@ def test_onnx_runtime_reproduces_policy_act(kind_run, tmp_path):
     assert model.opset_import[0].version == 13
     meta = {p.key: p.value for p in model.metadata_props}
     assert meta["recur.format"] == "recur.onnx-policy/1"
-    # An LSTM with a cell clip, and minGRU (no ONNX op), export as unrolled primitive ops.
+    # An LSTM with a cell clip, minGRU and the layer-norm LSTM (no ONNX op) export as unrolled
+    # primitive ops.
     clipped = float(policy.spec["core.cell_clip"]) > 0
-    unrolled = clipped or policy.spec["core.cell"] == "mingru"
+    unrolled = clipped or policy.spec["core.cell"] in ("mingru", "lstm_ln")
     assert meta["core.ops"].startswith("unrolled" if unrolled else "fused")
     sess = session(path)
 

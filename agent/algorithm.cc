@@ -12,10 +12,23 @@ namespace recur::agent {
 
 // device.actor / device.learner against this build and machine; auto is logged with its reason.
 policy::Placement resolve_placement(const std::string& key, const std::string& value,
-                                    const DeviceConfig& d, const policy::DeviceReport& report) {
+                                    const DeviceConfig& d, const policy::DeviceReport& report,
+                                    const std::string& core) {
   std::string why;
   policy::Placement p;
   p.device = policy::resolve_device(key, value, report, &why);
+  if (p.device == policy::Device::kCuda && value == "auto") {
+    // A GPU is there, but not for this core in this role: auto means "the best that runs".
+    const policy::CellType cell = policy::parse_cell_type(core);
+    // Every cell has a CUDA step kernel; cuDNN (the GPU learner) runs only its own four.
+    const bool runs = key != "device.learner" ||
+                      (cell != policy::CellType::kMinGru && cell != policy::CellType::kLstmLn);
+    if (!runs) {
+      p.device = policy::Device::kCpu;
+      why = fmt::format("{}: auto -> cpu (policy.core = {} has no CUDA {} in this build)", key,
+                        core, key == "device.learner" ? "learner" : "actor");
+    }
+  }
   if (!why.empty()) spdlog::info("{}", why);
   RECUR_CHECK(p.device == policy::Device::kCpu || d.index < static_cast<int>(report.gpus.size()),
               "device.index = {}: this machine has {} usable GPU(s) (0..{}); {} is cuda", d.index,

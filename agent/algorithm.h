@@ -118,9 +118,12 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& config, const envs::Spac
                                     const envs::Space& action);
 
 // device.actor / device.learner against this build and machine (`auto` is logged with its
-// reason); recur::Error when the choice cannot run here.
+// reason); recur::Error when the choice cannot run here. `auto` also stays on the CPU where
+// policy.core (`core`, a cell name) has no CUDA executor for the role (the learner of mingru and
+// lstm_ln).
 policy::Placement resolve_placement(const std::string& key, const std::string& value,
-                                    const DeviceConfig& device, const policy::DeviceReport& report);
+                                    const DeviceConfig& device, const policy::DeviceReport& report,
+                                    const std::string& core);
 
 // The envs a job's algorithm steps: `env` when given (it must hold env.num_envs envs), else a
 // VectorEnv of config.env (its options, run.threads stepping threads).

@@ -23,7 +23,9 @@ __device__ float sigmoid(float x) {
 // One thread per (slot b, unit j) of a (B, H) grid.
 __global__ void cell_gates_kernel(CellGatesArgs a) {
   const int H = a.hidden;
-  const int C = a.cell == Cell::kLstm || a.cell == Cell::kGru ? 4 * H : H;
+  const int C = a.cell == Cell::kLstm || a.cell == Cell::kGru ? 4 * H
+                : a.cell == Cell::kMinGru                     ? 2 * H
+                                                              : H;
   const size_t n = static_cast<size_t>(a.batch) * H;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
@@ -62,12 +64,20 @@ __global__ void cell_gates_kernel(CellGatesArgs a) {
       case Cell::kRnnRelu:
         h_new = fmaxf(pre(0), 0.0f);
         break;
+      case Cell::kMinGru: {
+        // h' = h + z (h~ - h), as gate_math::mingru_forward (the h rows of w are zero).
+        const float z = sigmoid(pre(0)), h_tilde = pre(1);
+        h_new = *h + z * (h_tilde - *h);
+        break;
+      }
       case Cell::kLstmLn:
         break;  // layer_norm_lstm_kernel's (launch_cell_gates never sends it here)
     }
     *h = h_new;
-    if (a.h_next) a.h_next[b * a.next_stride + j] = h_new;
-    if (a.out) a.out[i] = h_new;
+    // A residual minGRU layer outputs h_k + its input; its state stays h_k.
+    const float out = a.residual ? h_new + a.residual[b * a.residual_stride + j] : h_new;
+    if (a.h_next) a.h_next[b * a.next_stride + j] = out;
+    if (a.out) a.out[i] = out;
   }
 }
 

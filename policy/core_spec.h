@@ -117,11 +117,13 @@ struct CoreSpec {
   bool operator==(const CoreSpec&) const = default;
 };
 
-// Throws recur::Error when spec's cell has no CUDA step executor (mingru): called by the CUDA step
-// executor, the CUDA core and the device choice of the actor, so no GPU path runs a cell it lacks.
+// Throws recur::Error when spec's cell has no CUDA step executor: called by the CUDA step
+// executor's layout and the device choice of the actor, so no GPU path runs a cell it lacks.
+// Every cell has one now (kernels/cell_gates.h); the check stays the one place to refuse a
+// future cell.
 void require_cuda_core(const CoreSpec& spec);
-// The same for the GPU learner (cuDNN's sequence executor): also refuses lstm_ln, which cuDNN's
-// fused RNN cannot run (no layer norm) and which has no CUDA sequence kernel yet.
+// The same for the GPU learner (cuDNN's sequence executor): refuses mingru and lstm_ln, which
+// cuDNN's fused RNN cannot run and which have no CUDA sequence kernel yet.
 void require_cudnn_core(const CoreSpec& spec);
 
 }  // namespace recur::policy

@@ -69,10 +69,10 @@ OffPolicyTrainer::OffPolicyTrainer(const TrainConfig& config, std::unique_ptr<en
       sample_rng_(derive_seed(config.run.seed, 0x5e9)),
       learn_rng_(derive_seed(config.run.seed, 0x1ea)) {
   const auto report = policy::query_devices();
-  const policy::Placement actor_place =
-      resolve_placement("device.actor", config.device.actor, config.device, report);
-  const policy::Placement learner_place =
-      resolve_placement("device.learner", config.device.learner, config.device, report);
+  const policy::Placement actor_place = resolve_placement(
+      "device.actor", config.device.actor, config.device, report, config.policy.core);
+  const policy::Placement learner_place = resolve_placement(
+      "device.learner", config.device.learner, config.device, report, config.policy.core);
   venv_ = make_batch_env(config, std::move(venv_));
   const envs::Space& action = venv_->single_action_space();
   PolicyConfig pc = config.policy;

@@ -21,9 +21,10 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
       comm_(comm != nullptr && comm->size() > 1 ? comm : nullptr),
       venv_(std::move(env)) {
   const auto report = policy::query_devices();
-  actor_placement_ = resolve_placement("device.actor", config.device.actor, config.device, report);
-  learner_placement_ =
-      resolve_placement("device.learner", config.device.learner, config.device, report);
+  actor_placement_ = resolve_placement("device.actor", config.device.actor, config.device, report,
+                                       config.policy.core);
+  learner_placement_ = resolve_placement("device.learner", config.device.learner, config.device,
+                                         report, config.policy.core);
   venv_ = make_batch_env(config, std::move(venv_));
   spec_ = make_policy_spec(config.policy, venv_->single_observation_space(),
                            venv_->single_action_space());

@@ -69,7 +69,7 @@ FlatLayout canonical_layout(const CoreSpec& spec) {
 }
 
 StepLayerOffsets step_layer_offsets(const CoreSpec& spec, int layer) {
-  require_cuda_core(spec);  // the CUDA step executor's layout; minGRU has none yet
+  require_cuda_core(spec);  // the CUDA step executor's layout
   const int columns = spec.cell == CellType::kGru ? 4 * spec.hidden : spec.gates() * spec.hidden;
   int64_t off = 0;
   for (int k = 0;; ++k) {
@@ -110,11 +110,11 @@ FlatLayout step_layout(const CoreSpec& spec) {
       }
     };
     place(c.weight_ih, in, 0, false);
-    place(c.weight_hh, H, in, true);
-    for (int64_t i = 0; i < spec.bias_rows(); ++i) {
+    if (has_recurrent_weights(spec.cell)) place(c.weight_hh, H, in, true);  // minGRU: h rows zero
+    for (int64_t i = 0; i < spec.bias_rows(); ++i)
       l.position[static_cast<size_t>(c.bias_ih + i)] = s.bias_ih + i;
+    for (int64_t i = 0; i < spec.recurrent_bias_rows(); ++i)
       l.position[static_cast<size_t>(c.bias_hh + i)] = s.bias_hh + i;
-    }
     for (int64_t i = 0; i < spec.norm_size(); ++i) {
       l.position[static_cast<size_t>(c.norm_weight + i)] = s.norm_weight + i;
       l.position[static_cast<size_t>(c.norm_bias + i)] = s.norm_bias + i;

@@ -51,6 +51,8 @@ FlatLayout canonical_layout(const CoreSpec& spec);
 //     rows, n_h the reverse (the reset gate multiplies R_n h + b_Rn alone).
 //   bias_ih (G*H), bias_hh (G*H) as given (the kernel adds them; the round trip stays exact).
 //   lstm_ln: no biases (zero length); norm_weight (5H), norm_bias (5H) as canonical.
+//   minGRU: C = 2H (z | h~), its h rows zero (its gates do not read h: the GEMM's extra rows keep
+//   the xh stack every cell shares); bias_hh is a zero block the kernel adds like the others'.
 // Zero blocks are positions no canonical element maps to.
 struct StepLayerOffsets {
   int64_t w, bias_ih, bias_hh, norm_weight, norm_bias, end;

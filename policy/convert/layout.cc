@@ -155,4 +155,11 @@ const Tensor& require_tensor(const TensorMap& tensors, const std::string& name,
   return t;
 }
 
+int count_tf_layers(const TensorMap& tensors, const std::string& name_template) {
+  int layers = 1;
+  if (names_per_layer(name_template))
+    while (tensors.count(expand_names(name_template, layers, layers + 1) + "kernel")) ++layers;
+  return layers;
+}
+
 }  // namespace recur::policy::convert

@@ -52,6 +52,10 @@ std::string expand_names(const std::string& name_template, int k, int layers,
 // layer only.
 bool names_per_layer(const std::string& name_template);
 
+// Layers of a TF MultiRNNCell file: how many consecutive k have `{template}kernel` (1 for a
+// template that names one layer only).
+int count_tf_layers(const TensorMap& tensors, const std::string& name_template);
+
 // The tensor `name` of `tensors`, checked to have shape `expected`; throws recur::Error naming
 // the tensor, its shape, the expected shape and `what` (which layout and layer wanted it).
 const Tensor& require_tensor(const TensorMap& tensors, const std::string& name,

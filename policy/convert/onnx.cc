@@ -185,6 +185,19 @@ LayerState fused_layer(GraphBuilder& gb, const LayerWeights& w, const CoreSpec& 
   return out;
 }
 
+// [W_ih | W_hh]^T: (in_k + H, G*H) row-major, so that [x, h] times it gives all gate blocks in
+// recur's order; row r < in_k is column r of W_ih, row in_k + j column j of W_hh.
+std::vector<float> stacked_transpose(const LayerWeights& w, int in_k, int H, int G) {
+  std::vector<float> wt(static_cast<size_t>(in_k + H) * G * H);
+  for (int r = 0; r < G * H; ++r) {
+    for (int i = 0; i < in_k; ++i)
+      wt[static_cast<size_t>(i) * G * H + r] = w.weight_ih[static_cast<size_t>(r) * in_k + i];
+    for (int j = 0; j < H; ++j)
+      wt[static_cast<size_t>(in_k + j) * G * H + r] = w.weight_hh[static_cast<size_t>(r) * H + j];
+  }
+  return wt;
+}
+
 // One LSTM layer with cuDNN's cell clip as primitive ops (core_spec.h):
 //   gates = [x, h] [W_ih | W_hh]^T + b_ih + b_hh -> i, f, g, o (recur's order, no permutation)
 //   c' = f * clip(c) + i * g,  h' = o * tanh(clip(c')),  c' returned raw.
@@ -193,14 +206,7 @@ LayerState clipped_lstm_layer(GraphBuilder& gb, const LayerWeights& w, const Cor
                               const std::string& scope) {
   const int H = spec.hidden, in_k = spec.layer_input(k), G = 4;
   const std::string p = fmt::format("{}.l{}.", scope, k);
-  // [W_ih | W_hh]^T: (in_k + H, 4H), row r < in_k is column r of W_ih.
-  std::vector<float> wt(static_cast<size_t>(in_k + H) * G * H);
-  for (int r = 0; r < G * H; ++r) {
-    for (int i = 0; i < in_k; ++i)
-      wt[static_cast<size_t>(i) * G * H + r] = w.weight_ih[static_cast<size_t>(r) * in_k + i];
-    for (int j = 0; j < H; ++j)
-      wt[static_cast<size_t>(in_k + j) * G * H + r] = w.weight_hh[static_cast<size_t>(r) * H + j];
-  }
+  const std::vector<float> wt = stacked_transpose(w, in_k, H, G);
   std::vector<float> bias(w.bias_ih);
   for (size_t r = 0; r < bias.size(); ++r) bias[r] += w.bias_hh[r];
   const std::string WT = gb.floats(p + "W_T", {in_k + H, G * H}, wt);
@@ -281,13 +287,7 @@ LayerState layer_norm_lstm_layer(GraphBuilder& gb, const LayerWeights& w, const 
                                  const std::string& scope) {
   const int H = spec.hidden, in_k = spec.layer_input(k), G = 4;
   const std::string p = fmt::format("{}.l{}.", scope, k);
-  std::vector<float> wt(static_cast<size_t>(in_k + H) * G * H);  // [W_ih | W_hh]^T
-  for (int r = 0; r < G * H; ++r) {
-    for (int i = 0; i < in_k; ++i)
-      wt[static_cast<size_t>(i) * G * H + r] = w.weight_ih[static_cast<size_t>(r) * in_k + i];
-    for (int j = 0; j < H; ++j)
-      wt[static_cast<size_t>(in_k + j) * G * H + r] = w.weight_hh[static_cast<size_t>(r) * H + j];
-  }
+  const std::vector<float> wt = stacked_transpose(w, in_k, H, G);
   const std::string WT = gb.floats(p + "W_T", {in_k + H, G * H}, wt);
   const auto gate_rows = static_cast<std::ptrdiff_t>(G * H);
   const std::string gain =

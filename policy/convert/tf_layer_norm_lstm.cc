@@ -118,11 +118,7 @@ CoreSpec infer_tf_layer_norm_lstm_spec(const TensorMap& tensors,
               scope0 + "kernel", shape_string(kernel.shape), spec.hidden, 4 * spec.hidden,
               spec.hidden, gamma_name);
   spec.input = static_cast<int>(kernel.shape[0]) - spec.hidden;
-  // A template without {k} names one layer only; otherwise count consecutive layers.
-  spec.layers = 1;
-  if (names_per_layer(options.names))
-    while (tensors.count(expand_names(options.names, spec.layers, spec.layers + 1) + "kernel"))
-      ++spec.layers;
+  spec.layers = count_tf_layers(tensors, options.names);
   spec.validate();
   return spec;
 }

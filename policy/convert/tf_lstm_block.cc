@@ -68,11 +68,7 @@ CoreSpec infer_tf_lstm_block_spec(const TensorMap& tensors, const TfLstmBlockOpt
               scope0 + "kernel", shape_string(kernel.shape), spec.hidden, 4 * spec.hidden,
               spec.hidden);
   spec.input = static_cast<int>(kernel.shape[0]) - spec.hidden;
-  // A template without {k} names one layer only; otherwise count consecutive layers.
-  spec.layers = 1;
-  if (names_per_layer(options.names))
-    while (tensors.count(expand_names(options.names, spec.layers, spec.layers + 1) + "kernel"))
-      ++spec.layers;
+  spec.layers = count_tf_layers(tensors, options.names);
   spec.validate();
   return spec;
 }

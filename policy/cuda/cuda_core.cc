@@ -13,7 +13,7 @@ size_t floats(int a, int b) {
 
 int step_columns(const CoreSpec& spec) {
   return spec.cell == CellType::kGru ? 4 * spec.hidden : spec.gates() * spec.hidden;
-}
+}  // minGRU: 2H
 
 kernels::Cell kernel_cell(CellType cell) {
   switch (cell) {
@@ -28,7 +28,7 @@ kernels::Cell kernel_cell(CellType cell) {
     case CellType::kLstmLn:
       return kernels::Cell::kLstmLn;
     case CellType::kMinGru:
-      break;  // refused by require_cuda_core() before any kernel is chosen
+      return kernels::Cell::kMinGru;
   }
   RECUR_ASSERT(false);
   return kernels::Cell::kLstm;
@@ -121,6 +121,10 @@ void CudaCore::enqueue(cublasHandle_t cublas, const float* x, const uint8_t* sta
     a.norm_weight = weights_.data() + o.norm_weight;  // lstm_ln's; zero-length otherwise
     a.norm_bias = weights_.data() + o.norm_bias;
     a.norm_epsilon = spec_.norm_epsilon;
+    if (k > 0 && has_residual_stack(spec_.cell)) {  // this layer's input: its x columns
+      a.residual = xh;
+      a.residual_stride = o.rows;
+    }
     a.h = xh + spec_.layer_input(k);
     a.h_stride = o.rows;
     a.c = c ? c + floats(k, B) * static_cast<size_t>(H) : nullptr;

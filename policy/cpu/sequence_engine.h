@@ -23,6 +23,12 @@
 // A minGRU stack is residual (core_spec.h): layer k >= 1 outputs h_k + its input, so backward
 // adds the output gradient to the input gradient of that layer.
 //
+// The layer-norm LSTM (lstm_ln) has no biases: its input and recurrent projections are added as
+// they are, and the gate pass (gate_math::lstm_ln_forward) normalizes each row's gate blocks and
+// new cell state, keeping the normalized values and 1/sigma per group for backward. Backward
+// applies LayerNorm's transpose per row inside the gate pass and sums the gains' and shifts'
+// gradients over all T*B rows after the time loop.
+//
 // Resets: the effective previous state of step t is zero for slots with episode_start[t] = 1;
 // the engine keeps those effective states, so backward sends no gradient across a reset (and
 // none into the initial state of a slot reset at t = 0).

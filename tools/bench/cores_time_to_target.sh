@@ -5,9 +5,10 @@
 # of the first evaluation at or above the target (or "-" when the budget ran out), the final
 # evaluation, and the run's wall time. Every row also lands in OUT/summary.csv.
 #   tools/bench/cores_time_to_target.sh [--recur build/tools/recur] [--out runs/cores]
-#       [--cores "lstm lstm_ln gru mingru"] [--seeds "0 1 2"] [--tasks "cartpole repeat lunar"]
+#       [--cores "lstm lstm_ln gru mingru"] [--seeds "0 1 2"] [--tasks "cartpole repeat tmaze lunar"]
 # Tasks: cartpole = configs/cartpole_novel.yaml (475, 200k steps); repeat =
-# configs/repeat_previous_easy.yaml (0.9 of the optimal 1.0, 500k, evaluated every 25k); lunar =
+# configs/repeat_previous_easy.yaml (0.9 of the optimal 1.0, 500k, evaluated every 25k); tmaze =
+# configs/tmaze.yaml (3.8, 200k; the T-maze plugin of build/tests/plugins); lunar =
 # configs/lunar_lander_novel.yaml (200, its own 5M budget: hours on 2 cores). Extra --set
 # overrides go in RECUR_SET (e.g. RECUR_SET="run.threads=1").
 set -euo pipefail
@@ -21,7 +22,7 @@ while (($#)); do
     --cores) cores=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     --tasks) tasks=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "cores_time_to_target: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -34,8 +35,9 @@ task_args() {  # the config and overrides of a task
   case $1 in
     cartpole) echo "configs/cartpole_novel.yaml --set run.total_env_steps=200000" ;;
     repeat) echo "configs/repeat_previous_easy.yaml --set run.target_return=0.9 --set run.eval_every=25000" ;;
+    tmaze) echo "configs/tmaze.yaml --set env.plugin=$PWD/build/tests/plugins/libtmaze_plugin.so" ;;
     lunar) echo "configs/lunar_lander_novel.yaml" ;;
-    *) echo "cores_time_to_target: unknown task $1 (cartpole, repeat, lunar)" >&2; exit 2 ;;
+    *) echo "cores_time_to_target: unknown task $1 (cartpole, repeat, tmaze, lunar)" >&2; exit 2 ;;
   esac
 }
 

@@ -61,7 +61,8 @@ def session(path):
 
 def state_names(policy):
     """The model's state inputs, in recur's per-row order: actor h, c, then the critic's."""
-    names = ["h_in"] + (["c_in"] if policy.spec["core.cell"] == "lstm" else [])
+    has_c = policy.spec["core.cell"] in ("lstm", "lstm_ln")  # the cells with a cell state
+    names = ["h_in"] + (["c_in"] if has_c else [])
     if policy.spec["policy.shared_core"] != "true":
         names += ["critic_" + n for n in names]
     return names
@@ -108,7 +109,7 @@ def kind_run(request, runs_dir):
 def test_onnx_runtime_reproduces_policy_act(kind_run, tmp_path):
     """1,000 steps of 4 envs, episode starts from the envs plus random ones: ONNX Runtime, carrying
     its own state, gives recur's argmax actions exactly, and its means, values, log-probs (through
-    the logits or log_std) and next states within 1e-5."""
+    the logits or log_std) and next states within 1e-5 (the layer-norm LSTM's states: 1e-4)."""
     name, run = kind_run
     policy = recur.Policy.load(run, seed=0)
     path = policy.export_onnx(tmp_path / "policy.onnx")
@@ -155,7 +156,13 @@ def test_onnx_runtime_reproduces_policy_act(kind_run, tmp_path):
         obs, _, terminated, truncated, _ = envs.step(actions)
         starts = terminated | truncated | (rng.random(n) < 0.02)
     print(name, {k: f"{v:.2e}" for k, v in worst.items()})
-    assert max(worst.values()) < 1e-5, worst
+    # The layer-norm LSTM's state divides by each row's standard deviation, which magnifies the
+    # last-ulp difference between Eigen's and ONNX Runtime's summation orders of the mean where a
+    # row's variance is small (measured: states 1.3e-5 on Pendulum over 1,000 steps, while values,
+    # means and log-probs stay below 1e-6); its state gets 1e-4, everything else 1e-5.
+    state_tol = 1e-4 if policy.spec["core.cell"] == "lstm_ln" else 1e-5
+    assert worst["state"] < state_tol, worst
+    assert max(v for k, v in worst.items() if k != "state") < 1e-5, worst
     if clipped:
         # The clip was exercised: the raw cell state went past it.
         assert max_abs_c > float(policy.spec["core.cell_clip"])

@@ -54,7 +54,9 @@ std::vector<Kind> kinds() {
           {"rnn_tanh continuous", make(CellType::kRnnTanh, C, 1, 0, true, {})},
           {"rnn_relu discrete 3 layers", make(CellType::kRnnRelu, D, 3, 0, false, {4})},
           {"mingru discrete 2 layers separate", make(CellType::kMinGru, D, 2, 0, false, {8})},
-          {"mingru continuous shared", make(CellType::kMinGru, C, 1, 0, true, {})}};
+          {"mingru continuous shared", make(CellType::kMinGru, C, 1, 0, true, {})},
+          {"lstm_ln discrete 2 layers separate", make(CellType::kLstmLn, D, 2, 0, false, {8})},
+          {"lstm_ln continuous shared", make(CellType::kLstmLn, C, 1, 0, true, {})}};
 }
 
 TensorMap random_policy(const PolicySpec& spec, uint64_t seed) {
@@ -124,10 +126,10 @@ TEST_CASE("onnx export: each policy kind parses with libonnx and declares its in
       CHECK(m.metadata.count("action_low") == 0);
     }
 
-    // Op choice: the fused op unless the LSTM clips its cell or the cell is minGRU (no ONNX op):
-    // core.ops says which.
-    const bool unrolled =
-        (spec.cell == CellType::kLstm && spec.cell_clip > 0) || spec.cell == CellType::kMinGru;
+    // Op choice: the fused op unless the LSTM clips its cell or the cell is minGRU or the
+    // layer-norm LSTM (no ONNX op): core.ops says which.
+    const bool unrolled = (spec.cell == CellType::kLstm && spec.cell_clip > 0) ||
+                          spec.cell == CellType::kMinGru || spec.cell == CellType::kLstmLn;
     const char* fused = spec.cell == CellType::kLstm  ? "LSTM"
                         : spec.cell == CellType::kGru ? "GRU"
                                                       : "RNN";
@@ -136,6 +138,7 @@ TEST_CASE("onnx export: each policy kind parses with libonnx and declares its in
     CHECK(static_cast<int>(std::count(m.op_types.begin(), m.op_types.end(), "Split")) ==
           (unrolled ? spec.layers * (spec.shared_core ? 1 : 2) : 0));
     CHECK(has_op(m, "ArgMax") == (spec.action_kind == ActionKind::kDiscrete));
+    CHECK(has_op(m, "ReduceMean") == (spec.cell == CellType::kLstmLn));  // its layer norms
   }
 }
 

@@ -155,6 +155,16 @@ const Tensor& require_tensor(const TensorMap& tensors, const std::string& name,
   return t;
 }
 
+int tf_kernel_input(const TensorMap& tensors, const std::string& name, int hidden,
+                    const std::string& cell, const std::string& hidden_from) {
+  const Tensor& kernel = require_tensor(tensors, name, cell + " layer 0");
+  RECUR_CHECK(kernel.shape.size() == 2 && kernel.shape[0] > hidden && kernel.shape[1] == 4 * hidden,
+              "tensor '{}' has shape {}, expected [input + {}, {}] for a {} kernel with hidden {} "
+              "(from {})",
+              name, shape_string(kernel.shape), hidden, 4 * hidden, cell, hidden, hidden_from);
+  return static_cast<int>(kernel.shape[0]) - hidden;
+}
+
 int count_tf_layers(const TensorMap& tensors, const std::string& name_template) {
   int layers = 1;
   if (names_per_layer(name_template))

@@ -52,6 +52,12 @@ std::string expand_names(const std::string& name_template, int k, int layers,
 // layer only.
 bool names_per_layer(const std::string& name_template);
 
+// The input width of a TF cell's kernel `name`, checked to be (input + hidden, 4 hidden) with
+// input >= 1; recur::Error names the tensor, its shape, the cell (`cell`, e.g. "TF LSTMBlockCell")
+// and where hidden came from (`hidden_from`, e.g. "its bias").
+int tf_kernel_input(const TensorMap& tensors, const std::string& name, int hidden,
+                    const std::string& cell, const std::string& hidden_from);
+
 // Layers of a TF MultiRNNCell file: how many consecutive k have `{template}kernel` (1 for a
 // template that names one layer only).
 int count_tf_layers(const TensorMap& tensors, const std::string& name_template);

@@ -110,14 +110,8 @@ CoreSpec infer_tf_layer_norm_lstm_spec(const TensorMap& tensors,
               "tensor '{}' has shape {}, expected [hidden] for a TF LayerNormBasicLSTMCell gain",
               gamma_name, shape_string(gamma.shape));
   spec.hidden = static_cast<int>(gamma.shape[0]);
-  const Tensor& kernel = require_tensor(tensors, scope0 + "kernel", what);
-  RECUR_CHECK(kernel.shape.size() == 2 && kernel.shape[0] > spec.hidden &&
-                  kernel.shape[1] == 4 * spec.hidden,
-              "tensor '{}' has shape {}, expected [input + {}, {}] for a TF "
-              "LayerNormBasicLSTMCell kernel with hidden {} (from '{}')",
-              scope0 + "kernel", shape_string(kernel.shape), spec.hidden, 4 * spec.hidden,
-              spec.hidden, gamma_name);
-  spec.input = static_cast<int>(kernel.shape[0]) - spec.hidden;
+  spec.input = tf_kernel_input(tensors, scope0 + "kernel", spec.hidden, "TF LayerNormBasicLSTMCell",
+                               "'" + gamma_name + "'");
   spec.layers = count_tf_layers(tensors, options.names);
   spec.validate();
   return spec;

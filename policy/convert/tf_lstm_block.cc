@@ -60,14 +60,8 @@ CoreSpec infer_tf_lstm_block_spec(const TensorMap& tensors, const TfLstmBlockOpt
               "tensor '{}' has shape {}, expected [4*hidden] for a TF LSTMBlockCell bias",
               scope0 + "bias", shape_string(bias.shape));
   spec.hidden = static_cast<int>(bias.shape[0] / 4);
-  const Tensor& kernel = require_tensor(tensors, scope0 + "kernel", "TF LSTMBlockCell layer 0");
-  RECUR_CHECK(kernel.shape.size() == 2 && kernel.shape[0] > spec.hidden &&
-                  kernel.shape[1] == 4 * spec.hidden,
-              "tensor '{}' has shape {}, expected [input + {}, {}] for a TF LSTMBlockCell kernel "
-              "with hidden {} (from its bias)",
-              scope0 + "kernel", shape_string(kernel.shape), spec.hidden, 4 * spec.hidden,
-              spec.hidden);
-  spec.input = static_cast<int>(kernel.shape[0]) - spec.hidden;
+  spec.input =
+      tf_kernel_input(tensors, scope0 + "kernel", spec.hidden, "TF LSTMBlockCell", "its bias");
   spec.layers = count_tf_layers(tensors, options.names);
   spec.validate();
   return spec;

@@ -17,10 +17,12 @@
 #include "policy/convert/core_metadata.h"
 #include "policy/convert/keras.h"
 #include "policy/convert/tf_lstm_block.h"
+#include "tests/support/swap_blocks.h"
 
 using namespace recur::policy;
 using namespace recur::policy::convert;
 using recur::Rng;
+using recur::test::swap_blocks;
 
 namespace {
 
@@ -209,15 +211,6 @@ double max_abs_diff(const Vec& a, const Vec& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
   return m;
-}
-
-// Swaps column blocks a and b (of width h) of a (rows, 4H or 3H) matrix: a wrong gate order.
-void swap_blocks(Tensor& t, int64_t a, int64_t b, int64_t h) {
-  const int64_t cols = t.shape.back(), rows = t.numel() / cols;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < h; ++j)
-      std::swap(t.data[static_cast<size_t>(r * cols + a * h + j)],
-                t.data[static_cast<size_t>(r * cols + b * h + j)]);
 }
 
 std::string error_of(const std::function<void()>& f) {

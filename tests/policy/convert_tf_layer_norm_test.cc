@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -23,11 +22,15 @@
 #include "policy/cpu/cpu_step_executor.h"
 #include "policy/reference_core.h"
 #include "tests/support/rel_err.h"
+#include "tests/support/swap_blocks.h"
+#include "tests/support/temp_dir.h"
 
 using namespace recur::policy;
 using namespace recur::policy::convert;
 using recur::Rng;
+using recur::test::error_of;
 using recur::test::rel_err;
+using recur::test::swap_blocks;
 
 namespace {
 
@@ -92,15 +95,6 @@ TensorMap random_tf(const CoreSpec& spec, Rng& rng) {
     }
   }
   return tf;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const recur::Error& e) {
-    return e.what();
-  }
-  return "(no recur::Error)";
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -174,15 +168,6 @@ Vec tf_forward(const TensorMap& tf, const CoreSpec& spec, double forget_bias, in
     }
   }
   return y;
-}
-
-// Swaps column blocks a and b (width h) of a (rows, 4H) kernel: a wrong slot order.
-void swap_blocks(Tensor& t, int64_t a, int64_t b, int64_t h) {
-  const int64_t cols = t.shape.back(), rows = t.numel() / cols;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < h; ++j)
-      std::swap(t.data[static_cast<size_t>(r * cols + a * h + j)],
-                t.data[static_cast<size_t>(r * cols + b * h + j)]);
 }
 
 const CoreSpec kShapes[] = {ln_spec(5, 3, 1), ln_spec(2, 7, 2), ln_spec(4, 4, 3)};

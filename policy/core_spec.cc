@@ -50,14 +50,13 @@ void require_cuda_core(const CoreSpec& spec) {
 
 void require_cudnn_core(const CoreSpec& spec) {
   RECUR_CHECK(spec.cell != CellType::kMinGru,
-              "policy.core = mingru has no GPU learner in this build: cuDNN has no minGRU and "
-              "recur's CUDA scan kernel is not written yet (issue 37). Set device.learner: cpu "
-              "(device.actor: cuda runs it), or choose policy.core: gru");
+              "policy.core = mingru: cuDNN's RNN has no minGRU; the GPU learner runs it on recur's "
+              "fused CUDA sequence executor (policy/cuda/cuda_sequence_executor.h), or set "
+              "device.learner: cpu, or choose policy.core: gru");
   RECUR_CHECK(spec.cell != CellType::kLstmLn,
-              "policy.core = lstm_ln has no GPU learner in this build: cuDNN's fused RNN has no "
-              "layer norm and recur's CUDA layer-norm sequence kernel is not written yet (issue "
-              "37). Set device.learner: cpu (device.actor: cuda runs it), or choose policy.core: "
-              "lstm");
+              "policy.core = lstm_ln: cuDNN's fused RNN has no layer norm; the GPU learner runs "
+              "it on recur's fused CUDA sequence executor (policy/cuda/cuda_sequence_executor.h), "
+              "or set device.learner: cpu, or choose policy.core: lstm");
 }
 
 }  // namespace recur::policy

@@ -122,8 +122,9 @@ struct CoreSpec {
 // Every cell has one now (kernels/cell_gates.h); the check stays the one place to refuse a
 // future cell.
 void require_cuda_core(const CoreSpec& spec);
-// The same for the GPU learner (cuDNN's sequence executor): refuses mingru and lstm_ln, which
-// cuDNN's fused RNN cannot run and which have no CUDA sequence kernel yet.
+// The same for cuDNN's sequence executor and its weight space: refuses mingru and lstm_ln, which
+// cuDNN's fused RNN cannot run (the GPU learner runs them on recur's fused CUDA sequence
+// executor instead: make_gpu_sequence_executor chooses).
 void require_cudnn_core(const CoreSpec& spec);
 
 }  // namespace recur::policy

@@ -59,8 +59,7 @@ std::unique_ptr<StepExecutor> make_step_executor(const CoreSpec& spec, int slots
 std::unique_ptr<SequenceExecutor> make_sequence_executor(const CoreSpec& spec,
                                                          const Placement& placement) {
   if (placement.device == Device::kCuda) {
-    require_cudnn_core(spec);
-    return make_cudnn_sequence_executor(spec, placement.sequence);
+    return make_gpu_sequence_executor(spec, placement.sequence);  // cuDNN or the fused kernels
   }
   return std::make_unique<CpuSequenceExecutor>(spec);
 }

@@ -4,6 +4,7 @@
 
 #ifdef RECUR_WITH_CUDA
 #include "policy/cuda/cuda_step_executor.h"
+#include "policy/cuda/device_sequence_executor.h"
 #include "policy/cudnn/cudnn_sequence_executor.h"
 #endif
 
@@ -72,6 +73,11 @@ std::unique_ptr<SequenceExecutor> make_cudnn_sequence_executor(
     const CoreSpec& spec, const CudnnSequenceOptions& options) {
   return std::make_unique<CudnnSequenceExecutor>(spec, options);
 }
+
+std::unique_ptr<SequenceExecutor> make_gpu_sequence_executor(const CoreSpec& spec,
+                                                             const CudnnSequenceOptions& options) {
+  return make_device_sequence(spec, options);
+}
 #else
 namespace {
 [[noreturn]] void no_cuda(const char* what) {
@@ -91,6 +97,11 @@ std::unique_ptr<StepExecutor> make_cuda_step_executor(const CoreSpec&, int,
 std::unique_ptr<SequenceExecutor> make_cudnn_sequence_executor(const CoreSpec&,
                                                                const CudnnSequenceOptions&) {
   no_cuda("the cuDNN sequence executor");
+}
+
+std::unique_ptr<SequenceExecutor> make_gpu_sequence_executor(const CoreSpec&,
+                                                             const CudnnSequenceOptions&) {
+  no_cuda("the GPU sequence executor");
 }
 #endif
 

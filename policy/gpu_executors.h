@@ -52,5 +52,9 @@ std::unique_ptr<StepExecutor> make_cuda_step_executor(const CoreSpec& spec, int 
 // The cuDNN sequence executor (policy/cudnn/).
 std::unique_ptr<SequenceExecutor> make_cudnn_sequence_executor(
     const CoreSpec& spec, const CudnnSequenceOptions& options = {});
+// The GPU learner's core for any cell: cuDNN's for its four, recur's fused CUDA sequence
+// executor (policy/cuda/cuda_sequence_executor.h) for lstm_ln and mingru.
+std::unique_ptr<SequenceExecutor> make_gpu_sequence_executor(
+    const CoreSpec& spec, const CudnnSequenceOptions& options = {});
 
 }  // namespace recur::policy

@@ -60,7 +60,7 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
       t.encoder = std::make_unique<CudaTrainMlp>(spec.encoder_spec(), s);
       host_encoders_[c] = std::make_unique<Mlp>(spec.encoder_spec());
     }
-    t.core = std::make_unique<CudnnSequenceExecutor>(spec.core_spec(), options_, s);
+    t.core = make_device_sequence(spec.core_spec(), options_, s);  // cuDNN or the fused kernels
     t.core->set_device_resident(true);
   }
   actor_head_ = std::make_unique<CudaTrainMlp>(spec.actor_head_spec(), s);
@@ -89,7 +89,7 @@ void CudaPolicyLearner::activate() const {
 void CudaPolicyLearner::load(const TensorMap& tensors) {
   activate();
   Mlp* const encoders[2] = {host_encoders_[0].get(), host_encoders_[1].get()};
-  CudnnSequenceExecutor* const cores[2] = {tower_[0].core.get(), tower_[1].core.get()};
+  DeviceSequenceExecutor* const cores[2] = {tower_[0].core.get(), tower_[1].core.get()};
   load_network(spec_, tensors, encoders, cores, host_actor_head_, host_critic_head_,
                host_log_std_);  // the cores upload (device-resident: the device copy is loaded)
   const cudaStream_t s = stream_.get();
@@ -128,7 +128,7 @@ TensorMap CudaPolicyLearner::collect(bool gradients) const {
   for (int c = 0; c < towers(); ++c) {
     const std::string p = c == 0 ? "" : "critic_";
     if (tower_[c].encoder) mlp(*tower_[c].encoder, *host_encoders_[c], p + "encoder.");
-    const CudnnSequenceExecutor& core = *tower_[c].core;
+    const DeviceSequenceExecutor& core = *tower_[c].core;
     add((gradients ? core.gradients() : core.weights()).to_tensors(p + "core."));
   }
   mlp(*actor_head_, host_actor_head_, "actor.");
@@ -171,7 +171,7 @@ void CudaPolicyLearner::evaluate(int T, int B, const float* obs, const float* ac
                   table_stride, spec_.state_size());
   RECUR_CHECK_ARG(obs && actions && state_table && log_probs && entropies && values,
                   "evaluate: every buffer must be device memory");
-  CudnnSequenceExecutor::DeviceStateTable states;
+  DeviceSequenceExecutor::DeviceStateTable states;
   states.table = state_table;
   states.stride = table_stride;
   states.rows = table_rows;
@@ -181,7 +181,7 @@ void CudaPolicyLearner::evaluate(int T, int B, const float* obs, const float* ac
 void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const float* actions,
                                       std::span<const uint8_t> episode_start,
                                       std::span<const float> initial_state,
-                                      const CudnnSequenceExecutor::DeviceStateTable* device_states,
+                                      const DeviceSequenceExecutor::DeviceStateTable* device_states,
                                       float* log_probs, float* entropies, float* values) {
   const auto tb = static_cast<size_t>(T) * static_cast<size_t>(B);
   activate();
@@ -210,7 +210,7 @@ void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const floa
     }
     t.y.reserve(floats(tb, static_cast<size_t>(spec_.hidden)));
     if (device_states) {
-      CudnnSequenceExecutor::DeviceStateTable part = *device_states;
+      DeviceSequenceExecutor::DeviceStateTable part = *device_states;
       part.table += c * cs;  // this tower's core state inside the policy state
       t.core->forward_device(T, B, x, episode_start, part, t.y.data());
     } else {

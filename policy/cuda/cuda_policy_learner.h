@@ -3,7 +3,9 @@
 // (agent/ppo/cuda_engine.cc) runs start to finish without the host touching a tensor.
 //
 //   obs (T, B, obs) device ─ per tower: encoder  CudaTrainMlp  (T*B, obs) -> (T*B, F)
-//                                       core     cuDNN, device-resident  (T, B, F) -> y (T, B, H)
+//                                       core     device-resident  (T, B, F) -> y (T, B, H): cuDNN's
+//                                                RNN, or the fused kernels for lstm_ln and mingru
+//                                                (device_sequence_executor.h)
 //   actor y  ─ actor head  CudaTrainMlp -> logits|mean (T*B, A) ─ distribution_eval -> log_probs,
 //                                                                                     entropies
 //   critic y ─ critic head CudaTrainMlp -> values (T*B)
@@ -16,7 +18,8 @@
 // table the PPO engine uploads once per update (the second evaluate overload).
 //
 // Parameters live where the optimizer updates them: each MLP in one device buffer of Mlp's flat
-// layout, each core in cuDNN's opaque weight space (device-resident mode), log_std in its own
+// layout, each core in its executor's weight space (cuDNN's opaque one, or canonical for the
+// fused kernels; device-resident mode), log_std in its own
 // buffer. parameter_groups() lists them with the same names and order as
 // PolicyLearner::parameter_groups(), so optimizer state is interchangeable. load()/to_tensors()
 // go through canonical tensors (host staging), for checkpoints and for actors elsewhere.
@@ -37,7 +40,7 @@
 #include "policy/aligned.h"
 #include "policy/convert/flat_layout.h"
 #include "policy/cuda/cuda_train_mlp.h"
-#include "policy/cudnn/cudnn_sequence_executor.h"
+#include "policy/cuda/device_sequence_executor.h"
 #include "policy/gpu_executors.h"
 #include "policy/mlp.h"
 #include "policy/policy_spec.h"
@@ -70,7 +73,7 @@ class CudaPolicyLearner {
   // The same with the initial states kept on the device: slot b starts from the policy state
   // (spec.state_size() floats, [actor core | critic core]) at state_table + table_rows[b] *
   // table_stride. state_table: device, read when the stream gets there; table_rows: host (B).
-  // Each tower's cuDNN executor gathers its part with one kernel (no host copies).
+  // Each tower's core executor gathers its part with one kernel (no host copies).
   void evaluate(int T, int B, const float* obs, const float* actions,
                 std::span<const uint8_t> episode_start, const float* state_table,
                 size_t table_stride, std::span<const int32_t> table_rows, float* log_probs,
@@ -107,7 +110,7 @@ class CudaPolicyLearner {
  private:
   struct Tower {
     std::unique_ptr<CudaTrainMlp> encoder;
-    std::unique_ptr<CudnnSequenceExecutor> core;
+    std::unique_ptr<DeviceSequenceExecutor> core;
     kernels::DeviceBuffer<float> y, d_y, d_features;  // (T*B, H), (T*B, H), (T*B, F)
     AlignedVector<float> state0;                      // host (B, core state)
   };
@@ -116,8 +119,8 @@ class CudaPolicyLearner {
   // null (its table pointing at the policy state; each tower offsets it to its core's part).
   void evaluate_impl(int T, int B, const float* obs, const float* actions,
                      std::span<const uint8_t> episode_start, std::span<const float> initial_state,
-                     const CudnnSequenceExecutor::DeviceStateTable* device_states, float* log_probs,
-                     float* entropies, float* values);
+                     const DeviceSequenceExecutor::DeviceStateTable* device_states,
+                     float* log_probs, float* entropies, float* values);
   TensorMap collect(bool gradients) const;
   int towers() const { return spec_.shared_core ? 1 : 2; }
 

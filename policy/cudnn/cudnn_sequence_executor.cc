@@ -83,7 +83,7 @@ bool same_table(const OpaqueTable& a, const OpaqueTable& b) {
 CudnnSequenceExecutor::CudnnSequenceExecutor(const CoreSpec& spec,
                                              const CudnnSequenceOptions& options,
                                              cudaStream_t stream)
-    : SequenceExecutor(spec),
+    : DeviceSequenceExecutor(spec),
       options_(select_device(spec, options)),
       external_stream_(stream),
       dropout_(handle_.get()) {

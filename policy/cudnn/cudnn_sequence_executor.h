@@ -51,14 +51,14 @@
 
 #include "kernels/cuda_memory.h"
 #include "policy/convert/flat_layout.h"
+#include "policy/cuda/device_sequence_executor.h"
 #include "policy/cudnn/cudnn_handles.h"
-#include "policy/executor.h"
 #include "policy/gpu_executors.h"
 #include "policy/sequence_plan.h"
 
 namespace recur::policy {
 
-class CudnnSequenceExecutor final : public SequenceExecutor {
+class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
  public:
   // stream: the CUDA stream every call is enqueued on (nullptr: one owned by the executor), so
   // that a learner can order the core with its own kernels without events.
@@ -77,36 +77,23 @@ class CudnnSequenceExecutor final : public SequenceExecutor {
   }
   const FlatLayout& parameter_layout() const override { return layout_; }
 
-  // The device side, for the device-resident optimizer (see the header note).
-  float* device_weights() { return w_.data(); }
-  const float* device_weights() const { return w_.data(); }
-  float* device_gradients() { return dw_.data(); }
-  const FlatLayout& layout() const { return layout_; }
-  cudaStream_t stream() const { return external_stream_ ? external_stream_ : stream_.get(); }
+  // The device side (device_sequence_executor.h), for the device-resident optimizer (see the
+  // header note).
+  float* device_weights() override { return w_.data(); }
+  const float* device_weights() const override { return w_.data(); }
+  float* device_gradients() override { return dw_.data(); }
+  const FlatLayout& layout() const override { return layout_; }
+  cudaStream_t stream() const override {
+    return external_stream_ ? external_stream_ : stream_.get();
+  }
 
-  // Device-resident mode (see the header note); choose it before the first forward.
-  void set_device_resident(bool on);
-  bool device_resident() const { return device_resident_; }
-  // x (T, B, input) and y (T, B, H) device; episode_start (T, B) and initial_state (B, S) host.
-  // Enqueued on stream(); y is ready when the stream gets there.
+  void set_device_resident(bool on) override;
+  bool device_resident() const override { return device_resident_; }
   void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
-                      std::span<const float> initial_state, float* y);
-  // Initial states kept on the device: env b of the batch starts from the state at
-  // table + rows[b] * stride ([h of layers | c of layers], S floats; stride >= S). table: device,
-  // read when the stream gets there; rows: host (B). A learner keeps the rollout's stored states
-  // there once per update, and one kernel (kernels/state_gather.h) assembles hx/cx per batch,
-  // in place of host copies.
-  struct DeviceStateTable {
-    const float* table = nullptr;
-    size_t stride = 0;
-    std::span<const int32_t> rows;
-  };
+                      std::span<const float> initial_state, float* y) override;
   void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
-                      const DeviceStateTable& initial_states, float* y);
-  // Backward of the last forward_device: dy (T, B, H) device; dx (T, B, input) device written
-  // unless nullptr; gradients ADDED into device_gradients(). No d_initial_state (PPO does not
-  // train the stored states). Enqueued on stream().
-  void backward_device(const float* dy, float* dx);
+                      const DeviceStateTable& initial_states, float* y) override;
+  void backward_device(const float* dy, float* dx) override;
 
   // What cudnnGetRNNWeightParams reported for the STANDARD descriptor (for tests and reports).
   const OpaqueTable& weight_table() const { return table_; }

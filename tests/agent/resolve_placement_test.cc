@@ -1,7 +1,6 @@
-// resolve_placement (agent/algorithm.h): `auto` on a machine with a usable GPU keeps a role on the
-// CPU where policy.core has no CUDA executor for it (mingru and lstm_ln: the learner),
-// instead of choosing cuda and failing at construction; an explicit cuda still fails there with
-// the core's message. Device reports are constructed, so this runs without a GPU.
+// resolve_placement (agent/algorithm.h): `auto` on a machine with a usable GPU keeps the learner
+// of mingru and lstm_ln on the CPU (their fused CUDA sequence kernels have not yet run on a GPU);
+// an explicit cuda takes them. Device reports are constructed, so this runs without a GPU.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -27,15 +26,15 @@ policy::Device resolve(const std::string& key, const std::string& value, const s
 
 }  // namespace
 
-TEST_CASE("auto stays on the cpu for a core without a CUDA executor in that role") {
+TEST_CASE("auto keeps the learner of the cores with unverified CUDA kernels on the cpu") {
   using policy::Device;
   CHECK(resolve("device.actor", "auto", "lstm") == Device::kCuda);
   CHECK(resolve("device.learner", "auto", "lstm") == Device::kCuda);
   CHECK(resolve("device.actor", "auto", "lstm_ln") == Device::kCuda);   // the CUDA step kernel
-  CHECK(resolve("device.learner", "auto", "lstm_ln") == Device::kCpu);  // no CUDA sequence kernel
+  CHECK(resolve("device.learner", "auto", "lstm_ln") == Device::kCpu);  // unverified on a GPU
   CHECK(resolve("device.actor", "auto", "mingru") == Device::kCuda);
   CHECK(resolve("device.learner", "auto", "mingru") == Device::kCpu);
-  // An explicit choice is the user's: kept, and refused with the core's message where it is built.
+  // An explicit choice is the user's: kept (the fused CUDA sequence executor runs it).
   CHECK(resolve("device.learner", "cuda", "lstm_ln") == Device::kCuda);
   CHECK(resolve("device.learner", "cpu", "gru") == Device::kCpu);
 }

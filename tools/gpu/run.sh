@@ -13,7 +13,7 @@
 #                        "GPU cases: P / N passed"
 #   gpu-failures.log     the full output of every case that did not pass
 #   compute-sanitizer.txt  memcheck over the GPU kernels' and executors' cases
-#   bench-rnn-gpu.txt, bench-devices.txt, bench-train-async.txt (sync vs async, cuda/cuda)
+#   bench-rnn-gpu.txt, bench-rnn-gpu-{lstm_ln,mingru}.txt, bench-devices.txt, bench-train-async.txt (sync vs async, cuda/cuda)
 #   train-*.txt          end-to-end runs: the main job on all four device combinations, and the
 #                        larger policy (hidden 256, 64 envs, 200k steps) as cpu/cpu, cpu/cuda and
 #                        cuda/cuda
@@ -73,6 +73,12 @@ fi
 section "bench rnn-gpu" 60 &&
   timeout 120 $R bin/recur bench rnn-gpu --batch 1,16,64,256,1024 --hidden 64,128,256 \
     --seq-len 32 --min-seconds 0.05 >"$out/bench-rnn-gpu.txt" 2>&1
+# recur's fused sequence kernels (issue 37) beside cuDNN's plain LSTM of the same H.
+for cell in lstm_ln mingru; do
+  section "bench rnn-gpu $cell" 40 &&
+    timeout 90 $R bin/recur bench rnn-gpu --cell "$cell" --batch 16,256,1024 --hidden 128,256 \
+      --seq-len 32 --min-seconds 0.05 >"$out/bench-rnn-gpu-$cell.txt" 2>&1
+done
 section "bench devices" 60 &&
   timeout 120 $R bin/recur bench devices --hidden 64,256 --envs 1,16,64,256,1024 \
     --learner-envs 16,64,256 --min-seconds 0.05 >"$out/bench-devices.txt" 2>&1

@@ -17,6 +17,7 @@
 #include <cublas_v2.h>
 
 #include "kernels/cuda_memory.h"
+#include "policy/cuda/cuda_sequence_executor.h"
 #include "policy/cudnn/cudnn_sequence_executor.h"
 #include "policy/gpu_executors.h"
 #endif
@@ -92,9 +93,12 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
     const auto weights = policy::CanonicalWeights::random(spec, rng);
     const int G = spec.gates();
     const int columns = config.cell == policy::CellType::kGru ? 4 * H : G * H;
-    double flops_per_sample = 0;  // 2 (in_k + H) G H per layer: true work, no GRU zero block
+    // 2 (in_k + H) G H per layer: true work, no GRU zero block; minGRU has no recurrent GEMM.
+    const bool cudnn_cell =
+        config.cell != policy::CellType::kLstmLn && config.cell != policy::CellType::kMinGru;
+    double flops_per_sample = 0;
     for (int k = 0; k < spec.layers; ++k)
-      flops_per_sample += 2.0 * (spec.layer_input(k) + H) * G * H;
+      flops_per_sample += 2.0 * (spec.layer_input(k) + (spec.recurrent_rows() > 0 ? H : 0)) * G * H;
 
     for (int B : config.batch) {
       const int width = config.input + H;
@@ -142,7 +146,63 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
         const auto dy = random_vec(tb * H, rng);
         std::vector<uint8_t> seq_starts(tb, 0);
         std::vector<float> y(tb * H), dx(tb * config.input), ds(s0.size());
+        // Device-resident, as the CUDA learner runs it (and as PyTorch's nn.LSTM rows measure):
+        // x, y, dy, dx in device memory, only the plan and the initial states staged from the
+        // host. The host-span rows also move x, y and the gradients across PCIe every call.
+        auto time_device = [&](policy::DeviceSequenceExecutor& dev, const std::string& prefix,
+                               const std::function<std::string()>& note, double flops,
+                               const std::vector<float>& state0) {
+          dev.set_device_resident(true);
+          kernels::DeviceBuffer<float> d_x(xs.size()), d_y(y.size()), d_dy(dy.size()),
+              d_dx(dx.size());
+          d_x.upload(xs, dev.stream());
+          d_dy.upload(dy, dev.stream());
+          CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+          const double dev_fwd = time_per_call(config.min_seconds, [&] {
+            dev.forward_device(T, B, d_x.data(), seq_starts, state0, d_y.data());
+            CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+          });
+          add(prefix + "-dev-fwd", T, dev_fwd, flops, note() + "device-resident");
+          const double dev_both = time_per_call(config.min_seconds, [&] {
+            dev.forward_device(T, B, d_x.data(), seq_starts, state0, d_y.data());
+            dev.backward_device(d_dy.data(), d_dx.data());
+            CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+          });
+          add(prefix + "-dev-fwd+bwd", T, dev_both, 3 * flops, note() + "device-resident");
+        };
+        if (!cudnn_cell) {
+          // recur's fused kernels (lstm_ln, mingru), host-span and device-resident.
+          policy::CudaSequenceExecutor seq(spec, config.device);
+          seq.load(weights);
+          add("fused-fwd", T,
+              time_per_call(config.min_seconds, [&] { seq.forward(T, B, xs, seq_starts, s0, y); }),
+              flops_per_sample, "recur's CUDA kernels");
+          add("fused-fwd+bwd", T,
+              time_per_call(config.min_seconds,
+                            [&] {
+                              seq.forward(T, B, xs, seq_starts, s0, y);
+                              seq.backward(dy, dx, ds);
+                            }),
+              3 * flops_per_sample, "recur's CUDA kernels");
+          policy::CudaSequenceExecutor dev(spec, config.device);
+          dev.load(weights);
+          time_device(
+              dev, "fused", [] { return std::string(); }, flops_per_sample, s0);
+          // The yardstick of issue 37: cuDNN's plain LSTM of the same input, H and layers.
+          const policy::CoreSpec lstm{policy::CellType::kLstm, config.input, H, config.layers, 0};
+          double lstm_flops = 0;
+          for (int k = 0; k < lstm.layers; ++k)
+            lstm_flops += 2.0 * (lstm.layer_input(k) + H) * 4 * H;
+          policy::CudnnSequenceExecutor ref(
+              lstm, {config.device, policy::RnnMath::kFma, policy::RnnAlgo::kStandard});
+          ref.load(policy::CanonicalWeights::random(lstm, rng));
+          const auto lstm_s0 = random_vec(static_cast<size_t>(B) * lstm.state_size(), rng);
+          time_device(
+              ref, "cudnn-lstm", [] { return std::string("cuDNN LSTM, same H; "); }, lstm_flops,
+              lstm_s0);
+        }
         for (auto algo : {policy::RnnAlgo::kStandard, policy::RnnAlgo::kPersistSmallH}) {
+          if (!cudnn_cell) break;
           auto seq = policy::make_cudnn_sequence_executor(
               spec, {config.device, policy::RnnMath::kFma, algo});
           seq->load(weights);
@@ -158,31 +218,12 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
             seq->backward(dy, dx, ds);
           });
           add("cudnn-fwd+bwd" + suffix, T, both, 3 * flops_per_sample, "algo " + ran);
-
-          // Device-resident, as the CUDA learner runs it (and as PyTorch's nn.LSTM rows measure):
-          // x, y, dy, dx in device memory, only the plan and the initial states staged from the
-          // host. The rows above also move x, y and the gradients across PCIe every call.
           policy::CudnnSequenceExecutor dev(spec, {config.device, policy::RnnMath::kFma, algo});
           dev.load(weights);
-          dev.set_device_resident(true);
-          kernels::DeviceBuffer<float> d_x(xs.size()), d_y(y.size()), d_dy(dy.size()),
-              d_dx(dx.size());
-          d_x.upload(xs, dev.stream());
-          d_dy.upload(dy, dev.stream());
-          CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
-          const double dev_fwd = time_per_call(config.min_seconds, [&] {
-            dev.forward_device(T, B, d_x.data(), seq_starts, s0, d_y.data());
-            CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
-          });
-          add("cudnn-dev-fwd" + suffix, T, dev_fwd, flops_per_sample,
-              "algo " + std::string(policy::to_string(dev.last_algo())) + ", device-resident");
-          const double dev_both = time_per_call(config.min_seconds, [&] {
-            dev.forward_device(T, B, d_x.data(), seq_starts, s0, d_y.data());
-            dev.backward_device(d_dy.data(), d_dx.data());
-            CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
-          });
-          add("cudnn-dev-fwd+bwd" + suffix, T, dev_both, 3 * flops_per_sample,
-              "algo " + std::string(policy::to_string(dev.last_algo())) + ", device-resident");
+          time_device(
+              dev, "cudnn" + suffix,
+              [&] { return "algo " + std::string(policy::to_string(dev.last_algo())) + ", "; },
+              flops_per_sample, s0);
         }
         {
           // The "vanilla" GPU baseline: the step cell called T times (graph replay per step).

@@ -1,0 +1,106 @@
+// The elementwise halves of the fused CUDA sequence executor (policy/cuda/cuda_sequence_executor.h)
+// for the two cores cuDNN's RNN lacks, the layer-norm LSTM and minGRU (equations in
+// policy/core_spec.h); the GEMM halves are cuBLAS. Resets are applied inside the time loop (the
+// effective previous state of a slot that starts an episode is zero), so a (T, B) batch runs
+// whole, without cutting it into sub-sequences as cuDNN needs.
+//
+// Layouts are the CPU sequence engine's (policy/cpu/sequence_engine.h): rows are time-major
+// (row = t * B + b), gate blocks are column ranges of H. kernels/ knows nothing of policy/.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace recur::kernels {
+
+// The effective previous state of one step for B rows of H: h_prev[b] = start[b] ? 0 : h_src[b],
+// and the same for c when c_src is not null. start: device (B).
+void launch_effective_state(const float* h_src, const float* c_src, const uint8_t* start, int B,
+                            int H, float* h_prev, float* c_prev, cudaStream_t stream);
+
+// The carry of backward to the step before: dh_next[b] = start[b] ? 0 : dh_prev[b] (nothing flows
+// across a reset), and the same for dc when dc_prev is not null.
+void launch_masked_carry(const float* dh_prev, const float* dc_prev, const uint8_t* start, int B,
+                         int H, float* dh_next, float* dc_next, cudaStream_t stream);
+
+// One step of the layer-norm LSTM for B rows (one thread block per row: its five layer norms
+// reduce over the row's H units, in fixed trees).
+struct LnLstmStep {
+  int batch = 0, hidden = 0;
+  float eps = 0;
+  float* gates = nullptr;         // (B, 4H) [i f g o] pre-activations in, activations out
+  const float* c_prev = nullptr;  // (B, H) effective previous (normalized) cell state
+  float* c = nullptr;             // (B, H) new normalized cell state
+  float* h = nullptr;             // (B, H) new h
+  float* xhat = nullptr;          // (B, 5H) normalized values before gain and shift (i f g o c)
+  float* rstd = nullptr;          // (B, 5) 1 / sqrt(var + eps) per group
+  float* tanh_c = nullptr;        // (B, H) tanh(c)
+  const float* gain = nullptr;    // (5H) LayerNorm gains, rows i f g o c
+  const float* shift = nullptr;   // (5H) LayerNorm shifts
+};
+void launch_ln_lstm_step(const LnLstmStep& a, cudaStream_t stream);
+
+// Its backward for B rows: dh = dh_out + dh_next and dc_next in; out dnorm (the gradients of the
+// five LayerNorm outputs, for the gain and shift gradients), dgates (the pre-activation gradients
+// of the four gate blocks, for the GEMMs) and dc_prev (the raw gradient of the previous cell
+// state, before the reset mask).
+struct LnLstmStepGrad {
+  int batch = 0, hidden = 0;
+  const float* act = nullptr;  // (B, 4H) activations of the forward
+  const float* xhat = nullptr;
+  const float* rstd = nullptr;
+  const float* tanh_c = nullptr;
+  const float* c_prev = nullptr;
+  const float* gain = nullptr;
+  const float* dh_out = nullptr;   // (B, H) gradient at this step's output
+  const float* dh_next = nullptr;  // (B, H) carried from step t + 1
+  const float* dc_next = nullptr;  // (B, H)
+  float* dnorm = nullptr;          // (B, 5H)
+  float* dgates = nullptr;         // (B, 4H)
+  float* dc_prev = nullptr;        // (B, H)
+};
+void launch_ln_lstm_step_grad(const LnLstmStepGrad& a, cudaStream_t stream);
+
+// The minGRU layer over all T steps at once: a two-level parallel scan of h_t = a_t h_{t-1} + b_t
+// (a_t = 0 at an episode start, else 1 - z_t; b_t = z_t h~_t) over T, one column per (b, j). A
+// block holds 32 columns x kScanChunks time chunks: each thread folds its chunk's affine maps,
+// one thread per column composes the chunks' carries in order, and each thread re-runs its chunk
+// from its carry with the CPU engine's update h += z (h~ - h), writing every step.
+struct MinGruScan {
+  int T = 0, B = 0, H = 0;
+  float* zh = nullptr;              // (T*B, 2H) [z | h~] input projection in (no bias); out:
+                                    // sigmoid(z + b_z) and h~ + b_h
+  const float* bias = nullptr;      // (2H) bias_ih
+  const uint8_t* starts = nullptr;  // (T*B) episode starts
+  const float* h0 = nullptr;        // (B, H) initial state
+  float* h_prev = nullptr;          // (T*B, H) effective previous h (out)
+  float* h = nullptr;               // (T*B, H) out
+};
+void launch_mingru_scan(const MinGruScan& a, cudaStream_t stream);
+
+// Its backward, the same scan run from t = T - 1 down: g_t = dh_out_t + n_t with the carry
+// n_{t-1} = a_t g_t; out the pre-activation gradients dzh = [g (h~ - h_prev) z (1 - z) | g z] and
+// dh0 = a_0 g_0 (the initial state's gradient; null: not wanted).
+struct MinGruScanGrad {
+  int T = 0, B = 0, H = 0;
+  const float* zh = nullptr;  // activations of the forward [z | h~]
+  const uint8_t* starts = nullptr;
+  const float* h_prev = nullptr;
+  const float* dh_out = nullptr;  // (T*B, H)
+  float* dzh = nullptr;           // (T*B, 2H)
+  float* dh0 = nullptr;           // (B, H) or null
+};
+void launch_mingru_scan_grad(const MinGruScanGrad& a, cudaStream_t stream);
+
+// out[j] += sum over rows r of a[r, j] * (w ? w[r, j] : 1), a and w (rows, cols) row-major; one
+// thread per column summing its rows in order in double: deterministic. The bias and LayerNorm
+// gain/shift gradients.
+void launch_column_sums(const float* a, const float* w, int rows, int cols, float* out,
+                        cudaStream_t stream);
+
+// out = a + b, n floats (a residual stack's output).
+void launch_add(const float* a, const float* b, long long n, float* out, cudaStream_t stream);
+
+}  // namespace recur::kernels

@@ -1,0 +1,66 @@
+// The GPU learner's view of a sequence executor: the host-span SequenceExecutor plus a
+// device-resident mode in which the weights and gradients live on the device, inputs and outputs
+// are device pointers and every call is enqueued on stream() without waiting. Two executors
+// implement it: cuDNN's RNN (policy/cudnn/cudnn_sequence_executor.h: LSTM, GRU, RNN) and recur's
+// fused kernels (policy/cuda/cuda_sequence_executor.h: lstm_ln, mingru); make_device_sequence()
+// picks by cell, so the CUDA learner (cuda_policy_learner.h) runs every core the same way.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "policy/convert/flat_layout.h"
+#include "policy/executor.h"
+#include "policy/gpu_executors.h"
+
+namespace recur::policy {
+
+class DeviceSequenceExecutor : public SequenceExecutor {
+ public:
+  // Initial states kept on the device: env b of the batch starts from the state at
+  // table + rows[b] * stride ([h of layers | c of layers], S floats; stride >= S). table: device,
+  // read when the stream gets there; rows: host (B). A learner keeps the rollout's stored states
+  // there once per update, and one kernel (kernels/state_gather.h) assembles the initial states
+  // per batch, in place of host copies.
+  struct DeviceStateTable {
+    const float* table = nullptr;
+    size_t stride = 0;
+    std::span<const int32_t> rows;
+  };
+
+  // The device copies of the parameters and their gradients, in layout()'s order.
+  virtual float* device_weights() = 0;
+  virtual const float* device_weights() const = 0;
+  virtual float* device_gradients() = 0;
+  virtual const FlatLayout& layout() const = 0;
+  virtual cudaStream_t stream() const = 0;
+
+  // Device-resident mode; choose it before the first forward.
+  virtual void set_device_resident(bool on) = 0;
+  virtual bool device_resident() const = 0;
+  // x (T, B, input) and y (T, B, H) device; episode_start (T, B) and initial_state (B, S) host.
+  // Enqueued on stream(); y is ready when the stream gets there.
+  virtual void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
+                              std::span<const float> initial_state, float* y) = 0;
+  virtual void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
+                              const DeviceStateTable& initial_states, float* y) = 0;
+  // Backward of the last forward_device: dy (T, B, H) device; dx (T, B, input) device written
+  // unless nullptr; gradients ADDED into device_gradients(). No d_initial_state (PPO does not
+  // train the stored states). Enqueued on stream().
+  virtual void backward_device(const float* dy, float* dx) = 0;
+
+ protected:
+  explicit DeviceSequenceExecutor(const CoreSpec& spec) : SequenceExecutor(spec) {}
+};
+
+// cuDNN's executor for the cells it has, recur's fused CUDA executor for lstm_ln and mingru; both
+// on `stream` (nullptr: their own).
+std::unique_ptr<DeviceSequenceExecutor> make_device_sequence(const CoreSpec& spec,
+                                                             const CudnnSequenceOptions& options,
+                                                             cudaStream_t stream = nullptr);
+
+}  // namespace recur::policy

@@ -43,16 +43,15 @@ __device__ void row_sums(float (&v)[Q], float (*sh)[kRowBlock]) {
   __syncthreads();
 }
 
-__global__ void effective_state_kernel(const float* __restrict__ h_src,
-                                       const float* __restrict__ c_src,
-                                       const uint8_t* __restrict__ start, int B, int H,
-                                       float* __restrict__ h_prev, float* __restrict__ c_prev) {
+__global__ void masked_copy_kernel(const float* __restrict__ h_src, const float* __restrict__ c_src,
+                                   const uint8_t* __restrict__ start, int B, int H,
+                                   float* __restrict__ h_dst, float* __restrict__ c_dst) {
   const size_t n = static_cast<size_t>(B) * H;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     const bool reset = start[i / H] != 0;
-    h_prev[i] = reset ? 0.0f : h_src[i];
-    if (c_src) c_prev[i] = reset ? 0.0f : c_src[i];
+    h_dst[i] = reset ? 0.0f : h_src[i];
+    if (c_src) c_dst[i] = reset ? 0.0f : c_src[i];
   }
 }
 
@@ -170,19 +169,6 @@ __global__ void __launch_bounds__(kRowBlock) ln_lstm_step_grad_kernel(LnLstmStep
   }
 }
 
-__global__ void masked_carry_kernel(const float* __restrict__ dh_prev,
-                                    const float* __restrict__ dc_prev,
-                                    const uint8_t* __restrict__ start, int B, int H,
-                                    float* __restrict__ dh_next, float* __restrict__ dc_next) {
-  const size_t n = static_cast<size_t>(B) * H;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const bool reset = start[i / H] != 0;
-    dh_next[i] = reset ? 0.0f : dh_prev[i];
-    if (dc_prev) dc_next[i] = reset ? 0.0f : dc_prev[i];
-  }
-}
-
 // blockDim (kScanColumns, kScanChunks): thread (x, y) is chunk y of column blockIdx.x * 32 + x,
 // column = b * H + j; the passes are kernels/mingru_scan_math.h's.
 __global__ void __launch_bounds__(kScanColumns* kScanChunks) mingru_scan_kernel(MinGruScan a) {
@@ -254,21 +240,11 @@ __global__ void add_kernel(const float* __restrict__ a, const float* __restrict_
 
 }  // namespace
 
-void launch_effective_state(const float* h_src, const float* c_src, const uint8_t* start, int B,
-                            int H, float* h_prev, float* c_prev, cudaStream_t stream) {
+void launch_masked_copy(const float* h_src, const float* c_src, const uint8_t* start, int B, int H,
+                        float* h_dst, float* c_dst, cudaStream_t stream) {
   const size_t n = static_cast<size_t>(B) * H;
   if (n == 0) return;
-  effective_state_kernel<<<grid_for(n), kBlock, 0, stream>>>(h_src, c_src, start, B, H, h_prev,
-                                                             c_prev);
-  CUDA_CHECK(cudaGetLastError());
-}
-
-void launch_masked_carry(const float* dh_prev, const float* dc_prev, const uint8_t* start, int B,
-                         int H, float* dh_next, float* dc_next, cudaStream_t stream) {
-  const size_t n = static_cast<size_t>(B) * H;
-  if (n == 0) return;
-  masked_carry_kernel<<<grid_for(n), kBlock, 0, stream>>>(dh_prev, dc_prev, start, B, H, dh_next,
-                                                          dc_next);
+  masked_copy_kernel<<<grid_for(n), kBlock, 0, stream>>>(h_src, c_src, start, B, H, h_dst, c_dst);
   CUDA_CHECK(cudaGetLastError());
 }
 

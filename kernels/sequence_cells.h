@@ -15,15 +15,11 @@
 
 namespace recur::kernels {
 
-// The effective previous state of one step for B rows of H: h_prev[b] = start[b] ? 0 : h_src[b],
-// and the same for c when c_src is not null. start: device (B).
-void launch_effective_state(const float* h_src, const float* c_src, const uint8_t* start, int B,
-                            int H, float* h_prev, float* c_prev, cudaStream_t stream);
-
-// The carry of backward to the step before: dh_next[b] = start[b] ? 0 : dh_prev[b] (nothing flows
-// across a reset), and the same for dc when dc_prev is not null.
-void launch_masked_carry(const float* dh_prev, const float* dc_prev, const uint8_t* start, int B,
-                         int H, float* dh_next, float* dc_next, cudaStream_t stream);
+// dst[b] = start[b] ? 0 : src[b] for B rows of H, for h and (when c_src is not null) c. start:
+// device (B). Forward: the effective previous state of a step (zeros at an episode start).
+// Backward: the carry to the step before (nothing flows across a reset).
+void launch_masked_copy(const float* h_src, const float* c_src, const uint8_t* start, int B, int H,
+                        float* h_dst, float* c_dst, cudaStream_t stream);
 
 // One step of the layer-norm LSTM for B rows (one thread block per row: its five layer norms
 // reduce over the row's H units, in fixed trees).

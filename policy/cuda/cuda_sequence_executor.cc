@@ -263,8 +263,8 @@ void CudaSequenceExecutor::layer_forward(int k) {
     const size_t r = static_cast<size_t>(t) * bh;
     const float* h_src = t == 0 ? h0_.data() + static_cast<size_t>(k) * bh : ly.h.data() + r - bh;
     const float* c_src = t == 0 ? c0_.data() + static_cast<size_t>(k) * bh : ly.c.data() + r - bh;
-    kernels::launch_effective_state(h_src, c_src, starts_.data() + static_cast<size_t>(t) * B, B, H,
-                                    ly.h_prev.data() + r, ly.c_prev.data() + r, st);
+    kernels::launch_masked_copy(h_src, c_src, starts_.data() + static_cast<size_t>(t) * B, B, H,
+                                ly.h_prev.data() + r, ly.c_prev.data() + r, st);
     float* gates = ly.gates.data() + r * G;
     gemm_x_wt(cb, B, G * H, H, ly.h_prev.data() + r, w + o.weight_hh, 1.0f, gates);
     kernels::LnLstmStep a;
@@ -370,9 +370,9 @@ void CudaSequenceExecutor::layer_backward(int k, bool want_input, bool want_init
       kernels::launch_ln_lstm_step_grad(a, st);
       // dh_prev = dG W_hh; the weight gradient waits for all steps (one GEMM after the loop).
       gemm_dy_w(cb, B, G * H, H, dg, w + o.weight_hh, 0.0f, dh_prev_.data());
-      kernels::launch_masked_carry(dh_prev_.data(), dc_prev_.data(),
-                                   starts_.data() + static_cast<size_t>(t) * B, B, H,
-                                   dh_next_.data(), dc_next_.data(), st);
+      kernels::launch_masked_copy(dh_prev_.data(), dc_prev_.data(),
+                                  starts_.data() + static_cast<size_t>(t) * B, B, H,
+                                  dh_next_.data(), dc_next_.data(), st);
     }
     if (want_initial) {  // the carry out of t = 0 is the initial state's gradient
       CUDA_CHECK(cudaMemcpyAsync(dh0_.data() + static_cast<size_t>(k) * bh, dh_next_.data(),
@@ -437,47 +437,17 @@ void CudaSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
       }
 }
 
-void CudaSequenceExecutor::forward_device(int T, int B, const float* x,
-                                          std::span<const uint8_t> episode_start,
-                                          std::span<const float> initial_state, float* y) {
-  const CoreSpec& s = spec();
-  RECUR_CHECK_ARG(device_resident_, "forward_device needs set_device_resident(true)");
-  RECUR_CHECK_ARG(T >= 1 && B >= 1, "forward_device: T {} and B {} must be >= 1", T, B);
-  RECUR_CHECK_ARG(x != nullptr && y != nullptr, "forward_device: x and y must be device buffers");
-  RECUR_CHECK_ARG(episode_start.size() == static_cast<size_t>(T) * B &&
-                      initial_state.size() == static_cast<size_t>(B) * s.state_size(),
-                  "forward_device: episode_start must be (T, B) = {} and initial_state (B, S) = {}",
-                  static_cast<size_t>(T) * B, static_cast<size_t>(B) * s.state_size());
-  stage(T, B, episode_start, initial_state, nullptr);
+void CudaSequenceExecutor::forward_device_impl(int T, int B, const float* x,
+                                               std::span<const uint8_t> episode_start,
+                                               std::span<const float> initial_state,
+                                               const DeviceStateTable* table, float* y) {
+  stage(T, B, episode_start, initial_state, table);
   run_forward(x, y);
   have_forward_ = true;
 }
 
-void CudaSequenceExecutor::forward_device(int T, int B, const float* x,
-                                          std::span<const uint8_t> episode_start,
-                                          const DeviceStateTable& initial_states, float* y) {
-  const CoreSpec& s = spec();
-  RECUR_CHECK_ARG(device_resident_, "forward_device needs set_device_resident(true)");
-  RECUR_CHECK_ARG(T >= 1 && B >= 1, "forward_device: T {} and B {} must be >= 1", T, B);
-  RECUR_CHECK_ARG(x != nullptr && y != nullptr, "forward_device: x and y must be device buffers");
-  RECUR_CHECK_ARG(episode_start.size() == static_cast<size_t>(T) * B &&
-                      initial_states.rows.size() == static_cast<size_t>(B),
-                  "forward_device: episode_start must be (T, B) = {} and the state rows (B) = {}",
-                  static_cast<size_t>(T) * B, B);
-  RECUR_CHECK_ARG(initial_states.table != nullptr &&
-                      initial_states.stride >= static_cast<size_t>(s.state_size()),
-                  "forward_device: the state table must be device memory with rows of at least "
-                  "{} floats (stride {})",
-                  s.state_size(), initial_states.stride);
-  stage(T, B, episode_start, {}, &initial_states);
-  run_forward(x, y);
-  have_forward_ = true;
-}
-
-void CudaSequenceExecutor::backward_device(const float* dy, float* dx) {
-  RECUR_CHECK_ARG(device_resident_, "backward_device needs set_device_resident(true)");
+void CudaSequenceExecutor::backward_device_impl(const float* dy, float* dx) {
   RECUR_CHECK_ARG(have_forward_, "backward_device: no complete forward to differentiate");
-  RECUR_CHECK_ARG(dy != nullptr, "backward_device: dy must be a device buffer");
   use_device();
   run_backward(dy, dx, false);
 }

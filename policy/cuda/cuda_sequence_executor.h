@@ -58,13 +58,12 @@ class CudaSequenceExecutor final : public DeviceSequenceExecutor {
 
   void set_device_resident(bool on) override;
   bool device_resident() const override { return device_resident_; }
-  void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
-                      std::span<const float> initial_state, float* y) override;
-  void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
-                      const DeviceStateTable& initial_states, float* y) override;
-  void backward_device(const float* dy, float* dx) override;
 
  private:
+  void forward_device_impl(int T, int B, const float* x, std::span<const uint8_t> episode_start,
+                           std::span<const float> initial_state, const DeviceStateTable* table,
+                           float* y) override;
+  void backward_device_impl(const float* dy, float* dx) override;
   void load_impl(const CanonicalWeights& weights) override;
   CanonicalWeights weights_impl() const override;
   void forward_impl(int T, int B, std::span<const float> x, std::span<const uint8_t> episode_start,

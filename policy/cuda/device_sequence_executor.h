@@ -43,18 +43,30 @@ class DeviceSequenceExecutor : public SequenceExecutor {
   virtual void set_device_resident(bool on) = 0;
   virtual bool device_resident() const = 0;
   // x (T, B, input) and y (T, B, H) device; episode_start (T, B) and initial_state (B, S) host.
-  // Enqueued on stream(); y is ready when the stream gets there.
-  virtual void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
-                              std::span<const float> initial_state, float* y) = 0;
-  virtual void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
-                              const DeviceStateTable& initial_states, float* y) = 0;
+  // Enqueued on stream(); y is ready when the stream gets there. These check their arguments
+  // once (recur::Error naming the bad one) and call the backend's *_impl hook.
+  void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
+                      std::span<const float> initial_state, float* y);
+  void forward_device(int T, int B, const float* x, std::span<const uint8_t> episode_start,
+                      const DeviceStateTable& initial_states, float* y);
   // Backward of the last forward_device: dy (T, B, H) device; dx (T, B, input) device written
   // unless nullptr; gradients ADDED into device_gradients(). No d_initial_state (PPO does not
   // train the stored states). Enqueued on stream().
-  virtual void backward_device(const float* dy, float* dx) = 0;
+  void backward_device(const float* dy, float* dx);
 
  protected:
   explicit DeviceSequenceExecutor(const CoreSpec& spec) : SequenceExecutor(spec) {}
+  // Exactly one of initial_state (host) and table (device) is given.
+  virtual void forward_device_impl(int T, int B, const float* x,
+                                   std::span<const uint8_t> episode_start,
+                                   std::span<const float> initial_state,
+                                   const DeviceStateTable* table, float* y) = 0;
+  // Throws when there is no complete forward to differentiate.
+  virtual void backward_device_impl(const float* dy, float* dx) = 0;
+
+ private:
+  void check_device_call(int T, int B, const float* x, const float* y,
+                         std::span<const uint8_t> episode_start) const;
 };
 
 // cuDNN's executor for the cells it has, recur's fused CUDA executor for lstm_ln and mingru; both

@@ -427,39 +427,11 @@ void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
   }
 }
 
-void CudnnSequenceExecutor::forward_device(int T, int B, const float* x,
-                                           std::span<const uint8_t> episode_start,
-                                           std::span<const float> initial_state, float* y) {
-  const CoreSpec& s = spec();
-  RECUR_CHECK_ARG(device_resident_, "forward_device needs set_device_resident(true)");
-  RECUR_CHECK_ARG(T >= 1 && B >= 1, "forward_device: T {} and B {} must be >= 1", T, B);
-  RECUR_CHECK_ARG(x != nullptr && y != nullptr, "forward_device: x and y must be device buffers");
-  RECUR_CHECK_ARG(episode_start.size() == static_cast<size_t>(T) * B &&
-                      initial_state.size() == static_cast<size_t>(B) * s.state_size(),
-                  "forward_device: episode_start must be (T, B) = {} and initial_state (B, S) = {}",
-                  static_cast<size_t>(T) * B, static_cast<size_t>(B) * s.state_size());
-  stage_forward(T, B, episode_start, initial_state);
-  run_staged_forward(x, y);
-  have_forward_ = true;
-}
-
-void CudnnSequenceExecutor::forward_device(int T, int B, const float* x,
-                                           std::span<const uint8_t> episode_start,
-                                           const DeviceStateTable& initial_states, float* y) {
-  const CoreSpec& s = spec();
-  RECUR_CHECK_ARG(device_resident_, "forward_device needs set_device_resident(true)");
-  RECUR_CHECK_ARG(T >= 1 && B >= 1, "forward_device: T {} and B {} must be >= 1", T, B);
-  RECUR_CHECK_ARG(x != nullptr && y != nullptr, "forward_device: x and y must be device buffers");
-  RECUR_CHECK_ARG(episode_start.size() == static_cast<size_t>(T) * B &&
-                      initial_states.rows.size() == static_cast<size_t>(B),
-                  "forward_device: episode_start must be (T, B) = {} and the state rows (B) = {}",
-                  static_cast<size_t>(T) * B, B);
-  RECUR_CHECK_ARG(initial_states.table != nullptr &&
-                      initial_states.stride >= static_cast<size_t>(s.state_size()),
-                  "forward_device: the state table must be device memory with rows of at least "
-                  "{} floats (stride {})",
-                  s.state_size(), initial_states.stride);
-  stage_forward(T, B, episode_start, {}, &initial_states);
+void CudnnSequenceExecutor::forward_device_impl(int T, int B, const float* x,
+                                                std::span<const uint8_t> episode_start,
+                                                std::span<const float> initial_state,
+                                                const DeviceStateTable* table, float* y) {
+  stage_forward(T, B, episode_start, initial_state, table);
   run_staged_forward(x, y);
   have_forward_ = true;
 }
@@ -527,10 +499,8 @@ void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
                                 in, st);
 }
 
-void CudnnSequenceExecutor::backward_device(const float* dy, float* dx) {
-  RECUR_CHECK_ARG(device_resident_, "backward_device needs set_device_resident(true)");
+void CudnnSequenceExecutor::backward_device_impl(const float* dy, float* dx) {
   RECUR_CHECK_ARG(have_forward_, "backward_device: no complete forward to differentiate");
-  RECUR_CHECK_ARG(dy != nullptr, "backward_device: dy must be a device buffer");
   use_device();
   run_staged_backward(dy, dx);
 }

@@ -2,7 +2,7 @@
 """Learning curves of several recur runs in one PNG: mean and spread over seeds, per group.
 
     python3 tools/plot_runs.py RUN_DIR... [--group LABEL=RUN_DIR,RUN_DIR...] [--out FILE.png]
-                               [--target R] [--title T] [--train]
+                               [--target R] [--title T] [--train] [--seeds]
 
 The picture rl-baselines3-zoo's plot scripts draw: for each group of runs (the seeds of one
 config), the evaluation return against env steps, a line for the mean over the seeds and a band
@@ -11,7 +11,9 @@ every seed), a dashed line at the target. Runs given as plain directories are gr
 config's name (run directory name without the -YYYYMMDD-HHMMSS suffix); --group names a group
 explicitly (e.g. old and new settings of one config). Reads each run's eval.csv (one row per
 periodic evaluation; the final 100-episode evaluation is not in it) and, with --train,
-progress.csv's training return as a second panel. Needs matplotlib only.
+progress.csv's training return as a second panel. The mean and band cover the steps every seed
+reached; --seeds adds each run's own curve as a thin line, whole (runs that stop at their target
+end early, and the mean stops with the first of them). Needs matplotlib only.
 """
 
 import argparse
@@ -64,7 +66,7 @@ def spread(curves):
     return steps, mean, low, high
 
 
-def draw(ax, groups, file_name, column, title, target):
+def draw(ax, groups, file_name, column, title, target, seeds=False):
     for i, (label, runs) in enumerate(groups.items()):
         curves = [c for c in (read_curve(os.path.join(r, file_name), column) for r in runs) if c]
         if not curves:
@@ -74,6 +76,10 @@ def draw(ax, groups, file_name, column, title, target):
         ax.fill_between(steps, low, high, color=color, alpha=0.2)
         ax.plot(steps, mean, "o-" if file_name == "eval.csv" else "-", color=color, markersize=3,
                 label=f"{label} ({len(curves)} seed{'s' if len(curves) > 1 else ''})")
+        if seeds:
+            for c in curves:
+                ax.plot([x for x, _ in c], [y for _, y in c], "-", color=color, linewidth=0.8,
+                        alpha=0.6)
     if target is not None:
         ax.axhline(target, color="k", linestyle="--", linewidth=1, label=f"target {target:g}")
     ax.set_title(title)
@@ -112,6 +118,8 @@ def main(argv=None):
     parser.add_argument("--title", help="figure title")
     parser.add_argument("--train", action="store_true",
                         help="a second panel with the training return (progress.csv)")
+    parser.add_argument("--seeds", action="store_true",
+                        help="also each run's whole curve as a thin line")
     args = parser.parse_args(argv)
     groups = parse_groups(args, parser)
 
@@ -120,7 +128,7 @@ def main(argv=None):
         panels.append(("progress.csv", "return_mean", "training return (last 100 episodes)"))
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.2), squeeze=False)
     for ax, (file_name, column, title) in zip(axes[0], panels):
-        draw(ax, groups, file_name, column, title, args.target)
+        draw(ax, groups, file_name, column, title, args.target, args.seeds)
     if args.title:
         fig.suptitle(args.title)
     fig.tight_layout()

@@ -77,3 +77,23 @@ def test_bad_input_exits_2(tmp_path, args, message):
     args = [a.replace("{empty}", str(tmp_path / "empty")) for a in args]
     r = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
     assert r.returncode == 2 and message in r.stderr
+
+
+def test_seeds_draws_every_run_whole(tmp_path):
+    """--seeds: one thin line per run, each as long as its own eval.csv (a run stopped at its
+    target ends early; the mean covers only the steps every seed reached)."""
+    runs = [
+        fake_run(tmp_path, "a-20261128-101010", [10, 200, 500]),
+        fake_run(tmp_path, "a-20261128-101011", [20, 480], steps=(1000, 2000)),
+    ]
+    m = load()
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    m.draw(ax, {"a": [str(r) for r in runs]}, "eval.csv", "return_mean", "t", None, seeds=True)
+    lengths = sorted(len(line.get_xdata()) for line in ax.get_lines())
+    assert lengths == [2, 2, 3]  # the mean over the common steps, then each seed whole
+    fig.clf()
+    fig, ax = plt.subplots()
+    m.draw(ax, {"a": [str(r) for r in runs]}, "eval.csv", "return_mean", "t", None)
+    assert len(ax.get_lines()) == 1

@@ -70,7 +70,8 @@ class DeviceSequenceExecutor : public SequenceExecutor {
 };
 
 // cuDNN's executor for the cells it has, recur's fused CUDA executor for lstm_ln and mingru; both
-// on `stream` (nullptr: their own).
+// on `stream` (nullptr: their own). options.math and options.algo are cuDNN's: the fused kernels
+// always run fp32 without TF32 (cuBLAS's default math), whatever they say.
 std::unique_ptr<DeviceSequenceExecutor> make_device_sequence(const CoreSpec& spec,
                                                              const CudnnSequenceOptions& options,
                                                              cudaStream_t stream = nullptr);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Markdown table of finished training runs grouped by env id: the final deterministic evaluation
-(the last row of eval.csv, mean ± sd over the runs of an id), the last progress row's training
+(the last row of eval.csv, mean ± sd over the runs of an id; runs whose last evaluation is
+before their total_env_steps are unfinished and left out, with a line on stderr), the last progress row's training
 return (stochastic policy, episodes that ended in that iteration) and the training wall time.
 
     python3 tools/bench/learning_table.py RUN_DIR...
@@ -11,13 +12,14 @@ import sys
 from pathlib import Path
 
 
-def env_id(run: Path) -> str:
-    # config.yaml is the resolved config recur wrote; its env section comes first.
+def config_value(run: Path, key: str) -> str:
+    # config.yaml is the resolved config recur wrote, one key per line; the first "id:" is env.id
+    # (the env section comes first) and total_env_steps appears once.
     for line in (run / "config.yaml").read_text().splitlines():
         stripped = line.strip()
-        if stripped.startswith("id:"):
+        if stripped.startswith(key + ":"):
             return stripped.split(":", 1)[1].strip()
-    raise SystemExit(f"learning_table: {run}/config.yaml has no env id")
+    raise SystemExit(f"learning_table: {run}/config.yaml has no {key}")
 
 
 def last_row(path: Path) -> dict:
@@ -43,7 +45,12 @@ def main(argv: list) -> int:
         run = Path(arg)
         evaluation = last_row(run / "eval.csv")
         progress = last_row(run / "progress.csv")
-        group = groups.setdefault(env_id(run), {"eval": [], "train": [], "secs": [], "steps": []})
+        # A run still going (or stopped early) has no final evaluation yet: leave it out, say so.
+        if int(evaluation["env_steps"]) < int(config_value(run, "total_env_steps")):
+            print(f"learning_table: {run} is unfinished (last evaluation at "
+                  f"{evaluation['env_steps']} env steps); left out", file=sys.stderr)
+            continue
+        group = groups.setdefault(config_value(run, "id"), {"eval": [], "train": [], "secs": [], "steps": []})
         group["eval"].append(float(evaluation["return_mean"]))
         if progress["return_mean"]:
             group["train"].append(float(progress["return_mean"]))

@@ -43,7 +43,8 @@ for variant in $variants; do
       start=$(date +%s.%N)
       "$recur" train "$config" --set env.id="$id" --set run.seed="$seed" \
         --set run.total_env_steps="$steps" --set run.output_dir="$dir" --set run.name=run \
-        "${extra[@]}" >"$dir/train.log" 2>&1
+        "${extra[@]}" >"$dir/train.log" 2>&1 ||
+        { echo "mujoco_learning: $name $id seed $seed failed; see $dir/train.log" >&2; exit 1; }
       echo "$name $id seed $seed: $(awk "BEGIN{print $(date +%s.%N) - $start}") s" | tee "$dir/done"
     done
   done

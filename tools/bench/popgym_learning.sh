@@ -39,7 +39,8 @@ for config in "${configs[@]}"; do
     start=$(date +%s.%N)
     "$recur" train "$config" --set env.id="$id" --set run.seed="$seed" \
       --set run.total_env_steps="$steps" --set run.output_dir="$dir" --set run.name=run \
-      --set run.final_eval_episodes=20 "${extra[@]}" >"$dir/train.log" 2>&1
+      --set run.final_eval_episodes=20 "${extra[@]}" >"$dir/train.log" 2>&1 ||
+      { echo "popgym_learning: $name $id seed $seed failed; see $dir/train.log" >&2; exit 1; }
     echo "$name $id seed $seed: $(awk "BEGIN{print $(date +%s.%N) - $start}") s" | tee "$dir/done"
   done
 done

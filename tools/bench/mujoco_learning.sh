@@ -9,6 +9,7 @@
 # Extra --set overrides go in RECUR_SET (e.g. RECUR_SET="run.threads=1").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tools/bench/train_once.sh
 recur=build/tools/recur steps=1000000 out=runs/mujoco seeds="0 1 2" variants="full P V"
 configs=()
 while (($#)); do
@@ -34,18 +35,7 @@ for variant in $variants; do
     # HalfCheetah-v4 -> HalfCheetah-P-v4: the variant goes before the version suffix.
     [[ $variant == full ]] || id="${id%-v*}-$variant-v${id##*-v}"
     for seed in $seeds; do
-      dir="$out/$name-$variant-seed$seed"
-      if [[ -f $dir/done ]]; then continue; fi
-      rm -rf "$dir"
-      mkdir -p "$dir"
-      extra=()
-      for kv in ${RECUR_SET:-}; do extra+=(--set "$kv"); done
-      start=$(date +%s.%N)
-      "$recur" train "$config" --set env.id="$id" --set run.seed="$seed" \
-        --set run.total_env_steps="$steps" --set run.output_dir="$dir" --set run.name=run \
-        "${extra[@]}" >"$dir/train.log" 2>&1 ||
-        { echo "mujoco_learning: $name $id seed $seed failed; see $dir/train.log" >&2; exit 1; }
-      echo "$name $id seed $seed: $(awk "BEGIN{print $(date +%s.%N) - $start}") s" | tee "$dir/done"
+      train_once "$recur" "$config" "$id" "$seed" "$steps" "$out/$name-$variant-seed$seed"
     done
   done
 done

@@ -8,6 +8,7 @@
 # RECUR_SET (e.g. RECUR_SET="run.threads=2").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tools/bench/train_once.sh
 recur=build/tools/recur steps=1000000 out=runs/popgym seeds="0 1 2" difficulty=Medium
 configs=()
 while (($#)); do
@@ -30,18 +31,8 @@ for config in "${configs[@]}"; do
   id=$(sed -n 's/^  id: *//p' "$config" | head -1)
   id=${id/Medium/$difficulty}
   for seed in $seeds; do
-    dir="$out/$name-$difficulty-seed$seed"
-    if [[ -f $dir/done ]]; then continue; fi
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    extra=()
-    for kv in ${RECUR_SET:-}; do extra+=(--set "$kv"); done
-    start=$(date +%s.%N)
-    "$recur" train "$config" --set env.id="$id" --set run.seed="$seed" \
-      --set run.total_env_steps="$steps" --set run.output_dir="$dir" --set run.name=run \
-      --set run.final_eval_episodes=20 "${extra[@]}" >"$dir/train.log" 2>&1 ||
-      { echo "popgym_learning: $name $id seed $seed failed; see $dir/train.log" >&2; exit 1; }
-    echo "$name $id seed $seed: $(awk "BEGIN{print $(date +%s.%N) - $start}") s" | tee "$dir/done"
+    train_once "$recur" "$config" "$id" "$seed" "$steps" "$out/$name-$difficulty-seed$seed" \
+      --set run.final_eval_episodes=20
   done
 done
 python3 tools/popgym_mmer.py "$out"/*/run-*

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Markdown table of finished training runs grouped by env id: the final deterministic evaluation
-(the last row of eval.csv, mean ± sd over the runs of an id; runs whose last evaluation is
-before their total_env_steps are unfinished and left out, with a line on stderr), the last progress row's training
+(the last row of eval.csv, mean ± sd over the runs of an id), the last progress row's training
 return (stochastic policy, episodes that ended in that iteration) and the training wall time.
+Runs whose last evaluation is before their total_env_steps are unfinished: they are left out, with
+a line on stderr.
 
     python3 tools/bench/learning_table.py RUN_DIR...
 """

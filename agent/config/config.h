@@ -103,7 +103,8 @@ struct RunConfig {
   int final_eval_episodes = 100;
   int threads = 1;  // VectorEnv stepping threads
   // Host threads of the CPU learner: 2 runs the actor's and the critic's LSTM towers at once
-  // (policy.shared_core false); 1 runs them one after the other. Same results either way.
+  // (PPO: policy.shared_core false; SAC/TD3: also the target towers, two at a time); 1 runs them
+  // one after the other. Same results either way.
   int learner_threads = 2;
   // Every K-th evaluation (and the final one) films its first episode into
   // <run>/videos/rl-video-eval-<env_steps>.mp4 (0 = no videos).

@@ -78,8 +78,12 @@ struct ReplayLearner::Nets {
 };
 
 ReplayLearner::ReplayLearner(const policy::PolicySpec& spec, const LearnerConfig& config,
-                             const policy::Placement& placement, Rng& init_rng)
+                             const policy::Placement& placement, Rng& init_rng, int threads)
     : spec_(spec), config_(config) {
+  RECUR_CHECK_ARG(threads >= 1, "ReplayLearner: threads {} must be >= 1", threads);
+  // Host towers only: a cuDNN core drives its own stream from the calling thread.
+  if (threads >= 2 && placement.device == policy::Device::kCpu)
+    pool_ = std::make_unique<WorkerPool>(2);
   const bool discrete = spec.action_kind == policy::ActionKind::kDiscrete;
   RECUR_CHECK(discrete == (config.method == Method::kSacDiscrete),
               "the replay learner's method does not fit the policy's {} actions",
@@ -127,6 +131,14 @@ ReplayLearner::ReplayLearner(const policy::PolicySpec& spec, const LearnerConfig
 }
 
 ReplayLearner::~ReplayLearner() = default;
+
+void ReplayLearner::run_jobs(int count, const std::function<void(int)>& fn) {
+  if (pool_) {
+    pool_->run(count, fn);
+  } else {
+    for (int i = 0; i < count; ++i) fn(i);
+  }
+}
 
 int ReplayLearner::state_size() const {
   return nets_->actor.state_size() + nets_->critic.state_size();
@@ -204,15 +216,29 @@ UpdateReport ReplayLearner::compute_gradients(const ReplayBatch& batch, bool wit
   split_states(batch);
   const int L1 = batch.L + 1, B = batch.B;
   const auto n1 = static_cast<size_t>(L1) * B;
-  // The towers over all L+1 rows; the target critic (and TD3's target actor) too.
-  n.actor.forward(L1, B, batch.obs, batch.episode_start, state_a_);
-  n.actor_head.forward(static_cast<int>(n1), n.actor.y(), head_);
-  n.critic.forward(L1, B, batch.obs, batch.episode_start, state_c_);
-  n.target_critic.forward(L1, B, batch.obs, batch.episode_start, state_c_);
-  if (n.target_actor) {
-    n.target_actor->forward(L1, B, batch.obs, batch.episode_start, state_a_);
-    n.target_actor_head->forward(static_cast<int>(n1), n.target_actor->y(), target_head_);
-  }
+  // The towers over all L+1 rows; the target critic (and TD3's target actor) too. TD3 reads its
+  // online actor only in the delayed actor pass. Each job writes its own buffers only.
+  const bool td3 = config_.method == Method::kTd3;
+  const auto forward_job = [&](int job) {
+    switch (job) {
+      case 0:
+        n.critic.forward(L1, B, batch.obs, batch.episode_start, state_c_);
+        break;
+      case 1:
+        n.target_critic.forward(L1, B, batch.obs, batch.episode_start, state_c_);
+        break;
+      case 2:
+        if (!td3 || with_actor) {
+          n.actor.forward(L1, B, batch.obs, batch.episode_start, state_a_);
+          n.actor_head.forward(static_cast<int>(n1), n.actor.y(), head_);
+        }
+        break;
+      default:
+        n.target_actor->forward(L1, B, batch.obs, batch.episode_start, state_a_);
+        n.target_actor_head->forward(static_cast<int>(n1), n.target_actor->y(), target_head_);
+    }
+  };
+  run_jobs(n.target_actor ? 4 : 3, forward_job);
   UpdateReport r;
   r.alpha = alpha();
   // The actor pass runs the Q heads first on the policy's actions (only their input gradient is
@@ -232,10 +258,15 @@ UpdateReport ReplayLearner::compute_gradients(const ReplayBatch& batch, bool wit
     }
     critic_pass(batch, r);
   }
-  if (with_actor) {
-    n.actor_head.backward(d_head_, d_ha_);
-    n.actor.backward(d_ha_);
-  }
+  // The critic tower's backward (d_hc_ from the critic pass) beside the actor's.
+  run_jobs(with_actor ? 2 : 1, [&](int job) {
+    if (job == 0) {
+      n.critic.backward(d_hc_);
+    } else {
+      n.actor_head.backward(d_head_, d_ha_);
+      n.actor.backward(d_ha_);
+    }
+  });
   r.actor_updated = with_actor;
   return r;
 }
@@ -374,6 +405,7 @@ void ReplayLearner::td3_actor_pass(const ReplayBatch& batch, UpdateReport& r) {
     }
 }
 
+// Leaves the critic tower's output gradient in d_hc_ (compute_gradients runs its backward).
 void ReplayLearner::critic_pass(const ReplayBatch& batch, UpdateReport& r) {
   Nets& n = *nets_;
   const int L = batch.L, B = batch.B, d = d_;
@@ -405,7 +437,6 @@ void ReplayLearner::critic_pass(const ReplayBatch& batch, UpdateReport& r) {
     for (size_t i = 0; i < nb; ++i)
       for (size_t h = 0; h < H; ++h) d_hc_[i * H + h] += dqin_[i * w + h];
   }
-  n.critic.backward(d_hc_);
 }
 
 // Discrete SAC: pi and log pi at every row from the logits (log-softmax).
@@ -439,6 +470,7 @@ void ReplayLearner::discrete_targets(const ReplayBatch& batch) {
   }
 }
 
+// As critic_pass: the critic tower's output gradient goes to d_hc_.
 void ReplayLearner::discrete_critic_pass(const ReplayBatch& batch, UpdateReport& r) {
   Nets& n = *nets_;
   const int L = batch.L, B = batch.B, A = spec_.action_dim;
@@ -466,7 +498,6 @@ void ReplayLearner::discrete_critic_pass(const ReplayBatch& batch, UpdateReport&
   for (size_t i = 0; i < nb * H; ++i) d_hc_[i] += dqin_[i];
   n.q2.backward(dq2_, rows_mut(dqin_, 0, nb, H));
   for (size_t i = 0; i < nb * H; ++i) d_hc_[i] += dqin_[i];
-  n.critic.backward(d_hc_);
 }
 
 // Uses the online Q values of the critic pass (held fixed: no gradient reaches the critic).

@@ -18,11 +18,15 @@
 //          and, every policy_delay updates, actor loss -sum_k m_k Q_1(hc_k, mu(ha_k)) / sum m and
 //          the target updates.
 // All gradients of one update are taken at the same parameters, then every optimizer steps (the
-// losses do not see each other's step within an update). Actions are in normalized units
+// losses do not see each other's step within an update). With threads >= 2 (CPU placement) the
+// towers' forwards (actor, critic, target critic, TD3's target actor) run two at a time, and the
+// actor's backward beside the critic's; they share no data, so the results are bitwise those of
+// one thread. The Q heads and the losses between them stay on the calling thread. Actions are in normalized units
 // (policy/squashed_action.h); Discrete actions are indices.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,6 +36,7 @@
 #include "agent/offpolicy/recurrent_tower.h"
 #include "agent/offpolicy/sequence_replay.h"
 #include "core/rng.h"
+#include "core/worker_pool.h"
 #include "policy/device_choice.h"
 #include "policy/mlp.h"
 #include "policy/policy_spec.h"
@@ -66,7 +71,7 @@ class ReplayLearner {
   // spec: the acting policy (squash kTanhGaussian for SAC, kTanh for TD3; Discrete for discrete
   // SAC); the critic copies its encoder, core and head widths. init_rng draws the parameters.
   ReplayLearner(const policy::PolicySpec& spec, const LearnerConfig& config,
-                const policy::Placement& placement, Rng& init_rng);
+                const policy::Placement& placement, Rng& init_rng, int threads = 1);
   ~ReplayLearner();
   const LearnerConfig& config() const { return config_; }
   // Floats of recurrent state a stored-state batch holds per sequence: actor core, then critic.
@@ -107,6 +112,8 @@ class ReplayLearner {
   void critic_pass(const ReplayBatch& batch, UpdateReport& r);
   void discrete_critic_pass(const ReplayBatch& batch, UpdateReport& r);
   void check_finite(const UpdateReport& r, bool with_actor) const;
+  // fn(i) for i in [0, count): on the pool's two threads when there is one, else in order.
+  void run_jobs(int count, const std::function<void(int)>& fn);
   void step_targets(bool with_actor);
 
   policy::PolicySpec spec_;
@@ -114,6 +121,7 @@ class ReplayLearner {
   int d_ = 1;      // action floats per row (Discrete: 1, the index)
   int width_ = 1;  // actor head outputs per row
   std::unique_ptr<Nets> nets_;
+  std::unique_ptr<WorkerPool> pool_;  // two threads for the towers; null = the calling thread
   std::unique_ptr<Adam> actor_opt_, critic_opt_, alpha_opt_;
   std::vector<policy::ParamGroup> actor_groups_, critic_groups_, alpha_groups_;
   policy::AlignedVector<float> log_alpha_, log_alpha_grad_;

@@ -100,7 +100,7 @@ OffPolicyTrainer::OffPolicyTrainer(const TrainConfig& config, std::unique_ptr<en
   for (auto& [name, t] : base_)
     if (name.starts_with("critic.")) std::fill(t.data.begin(), t.data.end(), 0.0f);
   learner_ = std::make_unique<ReplayLearner>(spec_, learner_config(config, method, spec_),
-                                             learner_place, init_rng);
+                                             learner_place, init_rng, config.run.learner_threads);
   actor_ = std::make_unique<policy::PolicyActor>(spec_, N_, actor_place);
   actor_->load(policy_tensors());
   actor_->normalizer().set_frozen(true);

@@ -386,6 +386,35 @@ TEST_CASE("burn-in and padding rows carry no gradient") {
   }
 }
 
+// Two learner threads run the towers two at a time; they share no data, so every parameter after
+// several updates (TD3: delayed and not) must equal the one-thread learner's bit for bit.
+TEST_CASE("two learner threads give bitwise the updates of one") {
+  for (const Method method : {Method::kSac, Method::kSacDiscrete, Method::kTd3}) {
+    const int A = method == Method::kSacDiscrete ? 3 : 2;
+    const policy::PolicySpec spec = make_spec(method, A);
+    agent::offpolicy::LearnerConfig cfg;
+    cfg.method = method;
+    cfg.policy_delay = 2;
+    Rng init1(1), init2(1);
+    ReplayLearner one(spec, cfg, {}, init1, 1), two(spec, cfg, {}, init2, 2);
+    const ReplayBatch batch = make_batch(method, A, 9);
+    Rng rng1(2), rng2(2);
+    for (int u = 0; u < 3; ++u) {
+      const auto r1 = one.update(batch, rng1);
+      const auto r2 = two.update(batch, rng2);
+      CHECK(r1.critic_loss == r2.critic_loss);
+      CHECK(r1.actor_loss == r2.actor_loss);
+      CHECK(r1.actor_updated == r2.actor_updated);
+    }
+    const policy::TensorMap p1 = one.state_tensors(), p2 = two.state_tensors();
+    REQUIRE(p1.size() == p2.size());
+    for (const auto& [name, t] : p1) {
+      INFO(name);
+      CHECK(t.data == p2.at(name).data);
+    }
+  }
+}
+
 // A one-step bandit through the whole update (noise, optimizers, targets): reward -(a - 0.5)^2
 // with gamma 0. The critic learns it and the actor's deterministic action moves to 0.5.
 TEST_CASE("SAC and TD3 learn a one-step bandit") {

@@ -8,7 +8,9 @@ a zero initial state.
 Env: Gymnasium Pendulum-v1 with the angular velocity removed (obs = [cos th, sin th]), 200 steps,
 --envs N in a gymnasium.vector.SyncVectorEnv (same-step autoreset: the final observation of a
 truncated episode is kept as that transition's next_obs). The learner works in normalized
-actions a in (-1, 1); the env receives low + 0.5 (a + 1) (high - low).
+actions a in (-1, 1); the env receives low + 0.5 (a + 1) (high - low). --prev-action-reward
+appends the previous env action, the previous reward and a first-step flag to each observation,
+as recur's env.options prev_action/prev_reward do (the shipped Pendulum-V configs' inputs).
 
 Networks (sizes by --embed / --hidden / --mlp):
   actor   obs -> Linear(obs, E) + ReLU -> LSTM(E, H) -> Linear(H, M) + ReLU -> Linear(M, 2d | d)
@@ -53,6 +55,9 @@ PyTorch is not in tools/requirements.txt. To run this (CPU):
     /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --bench-updates 50 --threads 2
     /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --steps 50000 --threads 2
     /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --algo td3 --steps 50000
+    # configs/pendulum_novel_sac.yaml's settings (gamma 0.9, previous action and reward):
+    /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --gamma 0.9 \
+        --prev-action-reward --steps 50000 --threads 1
     # learner sanity check, fully observed Pendulum-v1 (reached -227 after 2752 updates):
     /tmp/peer/bin/python tools/bench/peers/recurrent_sac_torch.py --keep-velocity --steps 12000 \
         --train-every 4 --eval-every 2000
@@ -87,10 +92,37 @@ class NoVelocity(gym.ObservationWrapper):
         return obs[:2].astype(np.float32)
 
 
-def make_vec(n, max_steps, keep_velocity=False):
+class PreviousStep(gym.Wrapper):
+    """recur's env.options prev_action + prev_reward (envs/wrappers/previous_step.h): the
+    observation gets the previous action (clipped to the action space), the previous reward and a
+    flag that is 1 on an episode's first observation (where the action and reward are zeros)."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        box, act = env.observation_space, env.action_space
+        n = act.shape[0] + 2
+        self.observation_space = gym.spaces.Box(
+            np.concatenate([box.low, np.full(n, -np.inf)]).astype(np.float32),
+            np.concatenate([box.high, np.full(n, np.inf)]).astype(np.float32), dtype=np.float32)
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        tail = np.zeros(self.env.action_space.shape[0] + 2, np.float32)
+        tail[-1] = 1.0
+        return np.concatenate([obs, tail]).astype(np.float32), info
+
+    def step(self, action):
+        obs, r, term, trunc, info = self.env.step(action)
+        a = np.clip(action, self.env.action_space.low, self.env.action_space.high)
+        tail = np.concatenate([a, [r, 0.0]]).astype(np.float32)
+        return np.concatenate([obs, tail]).astype(np.float32), r, term, trunc, info
+
+
+def make_vec(n, max_steps, keep_velocity=False, prev_action_reward=False):
     def thunk():
         env = gym.make("Pendulum-v1", max_episode_steps=max_steps)
-        return env if keep_velocity else NoVelocity(env)
+        env = env if keep_velocity else NoVelocity(env)
+        return PreviousStep(env) if prev_action_reward else env
     return gym.vector.SyncVectorEnv([thunk for _ in range(n)],
                                     autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
 
@@ -325,6 +357,9 @@ def main():
     p.add_argument("--envs", type=int, default=8)
     p.add_argument("--keep-velocity", action="store_true",
                    help="fully observed Pendulum-v1 (a sanity check of the learner, not Pendulum-V)")
+    p.add_argument("--prev-action-reward", action="store_true",
+                   help="the previous action and reward as inputs (recur's env.options "
+                        "prev_action/prev_reward, Ni et al.'s 'oar')")
     p.add_argument("--max-episode-steps", type=int, default=200)
     p.add_argument("--steps", type=int, default=50000, help="env steps, total over envs")
     p.add_argument("--learning-starts", type=int, default=1000)
@@ -356,7 +391,7 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    env = make_vec(args.envs, args.max_episode_steps, args.keep_velocity)
+    env = make_vec(args.envs, args.max_episode_steps, args.keep_velocity, args.prev_action_reward)
     obs_dim = env.single_observation_space.shape[0]
     act_dim = env.single_action_space.shape[0]
     learner = Learner(args, obs_dim, act_dim)
@@ -377,7 +412,8 @@ def main():
               f"wall_s={dt:.3f}")
         return 0
 
-    eval_env = make_vec(args.eval_episodes, args.max_episode_steps, args.keep_velocity)
+    eval_env = make_vec(args.eval_episodes, args.max_episode_steps, args.keep_velocity,
+                        args.prev_action_reward)
     print("env_steps,wall_s,mean_return", flush=True)
     t0 = time.perf_counter()
     obs, _ = env.reset(seed=args.seed)

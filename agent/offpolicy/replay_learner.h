@@ -21,8 +21,8 @@
 // losses do not see each other's step within an update). With threads >= 2 (CPU placement) the
 // towers' forwards (actor, critic, target critic, TD3's target actor) run two at a time, and the
 // actor's backward beside the critic's; they share no data, so the results are bitwise those of
-// one thread. The Q heads and the losses between them stay on the calling thread. Actions are in normalized units
-// (policy/squashed_action.h); Discrete actions are indices.
+// one thread. The Q heads and the losses between them stay on the calling thread. Actions are in
+// normalized units (policy/squashed_action.h); Discrete actions are indices.
 #pragma once
 
 #include <cstdint>

@@ -124,7 +124,20 @@ def test_tiny_study_prunes_and_writes_best(recur_cli, tmp_path):
 
 
 def test_killed_study_resumes_without_losing_or_repeating_trials(recur_cli, tmp_path):
-    cmd = tune_cmd(recur_cli, tmp_path, "--n-trials", "3", "--pruner", "none")
+    # Trials of 32k steps (a few seconds each, evaluated every 8k): the kill must land while trial
+    # 1 runs, and a 4096-step trial can finish in under half a second on a fast machine.
+    cmd = tune_cmd(
+        recur_cli,
+        tmp_path,
+        "--n-trials",
+        "3",
+        "--pruner",
+        "none",
+        "--set",
+        "run.total_env_steps=32768",
+        "--set",
+        "run.eval_every=8192",
+    )
     log = tmp_path / "first.log"
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -134,7 +147,14 @@ def test_killed_study_resumes_without_losing_or_repeating_trials(recur_cli, tmp_
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
-        time.sleep(0.5)  # trial 1 is running
+        # Kill as soon as the study records trial 1 as running (not after a guessed delay).
+        while True:
+            trials = load_study(tmp_path).trials
+            if len(trials) > 1 and trials[1].state.name == "RUNNING":
+                break
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and its recur train runs, as a crash
         proc.wait()

@@ -2,7 +2,8 @@
 # Recurrent SAC's learner speed, side by side in one run (docs/PERFORMANCE.md, "Recurrent SAC and
 # TD3"): recur's gradient updates/s on PendulumNoVel (B 32 sequences x 33 rows, LSTM 64, encoder
 # and heads 64; the previous action and reward as inputs) read from a short training run's
-# progress.csv, with run.learner_threads 1 and 2, the PyTorch peer's on the same shapes (tools/bench/peers/recurrent_sac_torch.py --bench-updates), and the fused sequence core's
+# progress.csv, with run.learner_threads 1 and 2, the PyTorch peer's on the same shapes
+# (tools/bench/peers/recurrent_sac_torch.py --bench-updates), and the fused sequence core's
 # roofline at that shape (`recur bench rnn`).
 #   tools/bench/offpolicy_speed.sh [RECUR] [PYTHON_WITH_TORCH]
 set -euo pipefail

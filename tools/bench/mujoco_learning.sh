@@ -41,11 +41,12 @@ mkdir -p "$out"
 running=0
 # One run in the background; with --jobs runs already going, first wait for one to end. A failed
 # run (train_once names its log) stops the script once the runs still going have ended.
+reap() {
+  wait -n || { wait; exit 1; }
+  running=$((running - 1))
+}
 launch() {
-  if ((running >= jobs)); then
-    wait -n || { wait; exit 1; }
-    running=$((running - 1))
-  fi
+  ((running < jobs)) || reap
   train_once "$@" &
   running=$((running + 1))
 }
@@ -66,8 +67,5 @@ for variant in $variants; do
     done
   done
 done
-while ((running > 0)); do
-  wait -n || { wait; exit 1; }
-  running=$((running - 1))
-done
+while ((running > 0)); do reap; done
 python3 tools/bench/learning_table.py "$out"/*/run-*

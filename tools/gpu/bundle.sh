@@ -26,7 +26,11 @@ bundler=../shared/tools/device-bundle.sh  # the workplace's, outside this reposi
 bash "$bundler" .devbundle build-device/tests/recur_tests build-device/tools/recur
 du -sh .devbundle
 cat <<'CMD'
-device commands (run tool, carry [".devbundle"]; logs come back under $OUT), one call each:
-bash tools/gpu/run.sh 540      # correctness: every GPU test case, sanitizer, training on all pairs
-bash tools/gpu/speed.sh 540    # speed (issue 15): recur vs PyTorch side by side, profile, scale
+device commands (run tool, carry [".devbundle"], timeout_s 600; logs come back under $OUT), one
+call each, in this order. A session's device time is 15 minutes with the machine's start, so the
+first call is usually the only one: it takes what the open issues wait for first.
+bash tools/gpu/first_call.sh 540   # new GPU cases, cores' and learner's benches, time to 200
+bash tools/gpu/run.sh 540          # correctness: every GPU test case, sanitizer, all device pairs
+bash tools/gpu/speed.sh 540        # speed: recur vs PyTorch side by side, profile, scale
+(peers: bash tools/gpu/peers_wheels.sh here first, then carry [".whl", ".devbundle"])
 CMD

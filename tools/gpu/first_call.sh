@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2086  # $R (common.sh) is a command and its first argument: split on purpose
+# The one device call a session can afford, run ON the device machine from the repository root
+# after `bash tools/gpu/bundle.sh` (or tools/gpu-check.sh) built and bundled recur here:
+#
+#   bash tools/gpu/first_call.sh [BUDGET_SECONDS]      # default 540: the run tool allows 600
+#
+# Why a separate script: a lent GPU now comes with 15 minutes of device time for the whole session,
+# machine start and transfers included, so one full call is what fits, perhaps a short second one.
+# run.sh (every GPU case, sanitizer, all device pairs), speed.sh (issue 15's profile) and peers.sh
+# (Sample Factory, CleanRL) each fill a call on their own. This one takes, in order of what the
+# open issues wait for, what has never run on a GPU and the figures they ask for:
+#   info.txt          nvidia-smi, driver, `recur info` (CUDA, cuDNN), lscpu
+#   new-cases.txt     the GPU test cases written without a device (issues 36, 37): the device
+#                     learner's kernels (GAE, step guard, state gather), the deferred CUDA engine,
+#                     device-resident initial states, the fused lstm_ln/minGRU sequence executor,
+#                     the whole policy on the GPU; one process per case, PASS/FAIL/SKIP
+#   bench-cores.txt   `recur bench rnn-gpu --cell lstm_ln|mingru` beside cuDNN's LSTM (issue 37)
+#   bench-devices.txt the PPO minibatch against the bare cuDNN forward+backward (issue 36, --stages)
+#   bench-train.txt   env steps/s of lunar_lander_gpu.yaml and lunar_lander_gpu_fast.yaml, sync
+#                     and async, cuda/cuda (issue 36's table)
+#   train-fast.txt    lunar_lander_gpu_fast.yaml on cuda/cuda to its first evaluation >= 200:
+#                     the time to target (eval.csv and progress.csv kept in the archive)
+#   summary.txt       one line per section: rc, seconds; the cores' CartPoleNoVel runs on the
+#                     CUDA learner; `bench envs` at 1024 envs x 1..16 threads; then the older GPU
+#                     cases if time is left (old-cases.txt)
+# Everything is packed into logs.tar.gz (the run tool returns 8 files); sections that would start
+# past the budget are skipped and listed in skipped.txt.
+set -uo pipefail
+# shellcheck source=tools/gpu/common.sh
+source "$(dirname "$0")/common.sh"
+summary=$out/summary.txt
+: >"$summary"
+
+# note NAME RC T0: one summary line for a section.
+note() { echo "$1 rc=$2 $((SECONDS - $3)) s" | tee -a "$summary"; }
+
+# cases FILE FILTER...: every test case passing the doctest filters, one process each, into FILE
+# (PASS/FAIL/SKIP, exit code, seconds, name) and the failures' output into FILE's .log twin.
+cases() {
+  local file=$1 name log rc verdict t0
+  shift
+  : >"$file"
+  while IFS= read -r name; do
+    [[ -z $name || $name == \[doctest\]* || $name == =* ]] && continue
+    (($(left) < 20)) && { echo "SKIPPED (budget) :: $name" >>"$file"; continue; }
+    t0=$SECONDS
+    log=$(mktemp)
+    timeout 90 $R bin/recur_tests -tc="$name" >"$log" 2>&1
+    rc=$?
+    verdict=FAIL
+    ((rc == 0)) && verdict=PASS
+    ((rc == 0)) && grep -q '^\[skip\]' "$log" && verdict=SKIP
+    printf '%s rc=%d %3ds :: %s\n' "$verdict" "$rc" $((SECONDS - t0)) "$name" >>"$file"
+    [[ $verdict == FAIL ]] && { echo "===== $name (rc=$rc)"; cat "$log"; } >>"${file%.txt}.log"
+    rm -f "$log"
+  done < <($R bin/recur_tests --list-test-cases --no-intro=true "$@" 2>/dev/null)
+  echo "$(grep -c '^PASS' "$file") passed, $(grep -c '^FAIL' "$file") failed, $(grep -c '^SKIP' "$file") skipped" |
+    tee -a "$file"
+}
+
+section info 10 && {
+  nvidia-smi -L
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  $R bin/recur info
+  lscpu
+} >"$out/info.txt" 2>&1
+
+new_files='*step_guard_test*,*gae_test*,*state_gather_test*,*learner_kernels_test*,*cuda_engine_test*'
+new_files+=',*cuda_learner_device_states_test*,*cuda_sequence_executor_test*,*gpu_policy_test*'
+if section "new GPU cases" 60; then
+  t0=$SECONDS
+  cases "$out/new-cases.txt" -sf="$new_files"
+  note "new GPU cases: $(tail -1 "$out/new-cases.txt")" 0 "$t0"
+fi
+
+if section "bench rnn-gpu lstm_ln, mingru" 60; then
+  t0=$SECONDS
+  for cell in lstm_ln mingru; do
+    timeout 90 $R bin/recur bench rnn-gpu --cell "$cell" --batch 16,256,1024 --hidden 128,256 \
+      --seq-len 32 --min-seconds 0.05
+  done >"$out/bench-cores.txt" 2>&1
+  note "bench rnn-gpu cores" $? "$t0"
+fi
+
+if section "bench devices" 45; then
+  t0=$SECONDS
+  timeout 90 $R bin/recur bench devices --hidden 128,256 --envs 1024 --learner-envs 64,256 \
+    --min-seconds 0.05 --stages >"$out/bench-devices.txt" 2>&1
+  note "bench devices" $? "$t0"
+fi
+
+if section "bench train" 90; then
+  t0=$SECONDS
+  for cfg in lunar_lander_gpu lunar_lander_gpu_fast; do
+    echo "== configs/$cfg.yaml"
+    timeout 90 $R bin/recur --log-level warn bench train "$root/configs/$cfg.yaml" --updates 10 \
+      --modes sync,async --devices cuda/cuda
+  done >"$out/bench-train.txt" 2>&1
+  note "bench train" $? "$t0"
+fi
+
+if section "train fast config to target" 60; then
+  t0=$SECONDS
+  limit=$(($(left) - 60))
+  ((limit > 180)) && limit=180
+  timeout "$limit" $R bin/recur --log-level info train "$root/configs/lunar_lander_gpu_fast.yaml" \
+    --set device.actor=cuda --set device.learner=cuda --set run.output_dir="$out/runs/fast" \
+    --set run.tensorboard=false >"$out/train-fast.txt" 2>&1
+  note "train fast config (limit $limit s)" $? "$t0"
+  tail -3 "$out/train-fast.txt" | tee -a "$summary"
+fi
+
+# issue 37: both new cores through `recur train` with the CUDA learner and actor.
+for core in lstm_ln mingru; do
+  section "train $core on cuda" 30 || continue
+  t0=$SECONDS
+  timeout 60 $R bin/recur --log-level warn train "$root/configs/cartpole_novel.yaml" \
+    --set policy.core=$core --set device.actor=cuda --set device.learner=cuda \
+    --set run.stop_at_target=true --set run.output_dir="$out/runs/$core" \
+    --set run.tensorboard=false >"$out/train-$core.txt" 2>&1
+  note "train $core cuda/cuda" $? "$t0"
+  tail -2 "$out/train-$core.txt" | tee -a "$summary"
+done
+
+if section "bench envs" 60; then
+  t0=$SECONDS
+  timeout 90 $R bin/recur bench envs --env LunarLander-v3 --num-envs 1024 --steps 100000 \
+    --repeats 2 --threads 1,4,8,12,16 --act-us 200 >"$out/bench-envs.txt" 2>&1
+  note "bench envs" $? "$t0"
+fi
+
+if section "older GPU cases" 40; then
+  t0=$SECONDS
+  cases "$out/old-cases.txt" -tc='*cuda*,*cudnn*,*gpu*,*GPU*,*kernel*,*device*' -sfe="$new_files"
+  note "older GPU cases: $(tail -1 "$out/old-cases.txt")" 0 "$t0"
+fi
+
+for d in "$out"/runs/*/*/; do
+  [[ -d $d ]] || continue
+  run=$(basename "$(dirname "$d")")
+  cp "$d/eval.csv" "$out/train-$run-eval.csv" 2>/dev/null
+  cp "$d/progress.csv" "$out/train-$run-progress.csv" 2>/dev/null
+done
+rm -rf "$out/runs"
+pack_out info.txt summary.txt new-cases.txt bench-cores.txt bench-devices.txt bench-train.txt skipped.txt
+echo "first-call: done in $((SECONDS - start)) s; logs in $out (all of them in logs.tar.gz)"

@@ -132,7 +132,7 @@ fi
 
 if section "older GPU cases" 40; then
   t0=$SECONDS
-  cases "$out/old-cases.txt" -tc='*cuda*,*cudnn*,*gpu*,*GPU*,*kernel*,*device*' -sfe="$new_files"
+  cases "$out/old-cases.txt" -tc='*cuda*,*cudnn*,*gpu*,*kernel*,*device*' -sfe="$new_files"
   note "older GPU cases: $(tail -1 "$out/old-cases.txt")" 0 "$t0"
 fi
 

@@ -39,3 +39,31 @@ pack_out() {
     [[ $name == logs.tar.gz || " $* " == *" $name "* ]] || rm -rf "$f"
   done
 }
+
+# run_cases FILE FAILLOG TIMEOUT: runs each test case named on stdin (one per line; doctest's
+# listing frame is skipped) in its own process, so that a crash in one hides none of the others:
+# one line per case into FILE (PASS/FAIL/SKIP, exit code, seconds, name), the output of every
+# case that did not pass into FAILLOG, and a last line "P passed, F failed, S skipped". Cases that
+# would start with under 20 s of the budget left are listed as skipped for the budget.
+run_cases() {
+  local file=$1 faillog=$2 limit=$3 name log rc verdict t0
+  : >"$file"
+  while IFS= read -r name; do
+    [[ -z $name || $name == \[doctest\]* || $name == =* ]] && continue
+    (($(left) < 20)) && { echo "SKIPPED (budget) :: $name" >>"$file"; continue; }
+    t0=$SECONDS
+    log=$(mktemp)
+    # shellcheck disable=SC2086  # $R is a command and its first argument
+    timeout "$limit" $R bin/recur_tests -tc="$name" >"$log" 2>&1
+    rc=$?
+    verdict=FAIL
+    ((rc == 0)) && verdict=PASS
+    # tests/support/gpu_skip.h prints why a case skipped: no usable GPU here
+    ((rc == 0)) && grep -q '^\[skip\]' "$log" && verdict=SKIP
+    printf '%s rc=%d %3ds :: %s\n' "$verdict" "$rc" $((SECONDS - t0)) "$name" | tee -a "$file"
+    [[ $verdict == FAIL ]] && { echo "===== $name (rc=$rc)"; cat "$log"; } >>"$faillog"
+    rm -f "$log"
+  done
+  echo "$(grep -c '^PASS' "$file") passed, $(grep -c '^FAIL' "$file") failed, $(grep -c '^SKIP' "$file") skipped" |
+    tee -a "$file"
+}

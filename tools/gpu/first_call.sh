@@ -35,28 +35,13 @@ summary=$out/summary.txt
 # note NAME RC T0: one summary line for a section.
 note() { echo "$1 rc=$2 $((SECONDS - $3)) s" | tee -a "$summary"; }
 
-# cases FILE FILTER...: every test case passing the doctest filters, one process each, into FILE
-# (PASS/FAIL/SKIP, exit code, seconds, name) and the failures' output into FILE's .log twin.
+# cases FILE FILTER...: every test case passing the doctest filters (run_cases, common.sh), the
+# failures' output into FILE's .log twin.
 cases() {
-  local file=$1 name log rc verdict t0
+  local file=$1
   shift
-  : >"$file"
-  while IFS= read -r name; do
-    [[ -z $name || $name == \[doctest\]* || $name == =* ]] && continue
-    (($(left) < 20)) && { echo "SKIPPED (budget) :: $name" >>"$file"; continue; }
-    t0=$SECONDS
-    log=$(mktemp)
-    timeout 90 $R bin/recur_tests -tc="$name" >"$log" 2>&1
-    rc=$?
-    verdict=FAIL
-    ((rc == 0)) && verdict=PASS
-    ((rc == 0)) && grep -q '^\[skip\]' "$log" && verdict=SKIP
-    printf '%s rc=%d %3ds :: %s\n' "$verdict" "$rc" $((SECONDS - t0)) "$name" >>"$file"
-    [[ $verdict == FAIL ]] && { echo "===== $name (rc=$rc)"; cat "$log"; } >>"${file%.txt}.log"
-    rm -f "$log"
-  done < <($R bin/recur_tests --list-test-cases --no-intro=true "$@" 2>/dev/null)
-  echo "$(grep -c '^PASS' "$file") passed, $(grep -c '^FAIL' "$file") failed, $(grep -c '^SKIP' "$file") skipped" |
-    tee -a "$file"
+  $R bin/recur_tests --list-test-cases --no-intro=true "$@" 2>/dev/null |
+    run_cases "$file" "${file%.txt}.log" 90 >/dev/null
 }
 
 section info 10 && {

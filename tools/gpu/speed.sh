@@ -43,22 +43,10 @@ section info 10 && {
   command -v nsys || ls /usr/local/cuda/bin/nsys 2>&1
 } >"$out/info.txt" 2>&1
 
-if section "step test cases" 60; then
-  : >"$out/step-cases.txt"
-  while IFS= read -r name; do
-    [[ -z $name ]] && continue
-    log=$(mktemp)
-    timeout 120 $R bin/recur_tests -tc="$name" >"$log" 2>&1
-    rc=$?
-    verdict=FAIL
-    ((rc == 0)) && verdict=PASS
-    ((rc == 0)) && grep -q '^\[skip\]' "$log" && verdict=SKIP
-    printf '%s rc=%d :: %s\n' "$verdict" "$rc" "$name" | tee -a "$out/step-cases.txt"
-    [[ $verdict == FAIL ]] && { echo "===== $name"; cat "$log"; } >>"$out/step-failures.log"
-    rm -f "$log"
-  done < <($R bin/recur_tests --list-test-cases --no-intro=true 2>/dev/null |
-    grep -iE 'cuda step executor|cuda policy actor|zero-copy|GPU actor' | grep -v '^\[doctest\]')
-fi
+section "step test cases" 60 &&
+  $R bin/recur_tests --list-test-cases --no-intro=true 2>/dev/null |
+  grep -iE 'cuda step executor|cuda policy actor|zero-copy|GPU actor' |
+    run_cases "$out/step-cases.txt" "$out/step-failures.log" 120
 
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 for tool in memcheck racecheck synccheck; do

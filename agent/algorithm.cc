@@ -86,6 +86,7 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& c, const envs::Space& ob
   s.forget_bias = c.forget_bias;
   s.actor_gain = c.actor_gain;
   s.critic_gain = c.critic_gain;
+  s.init = policy::parse_init_scheme(c.init);
   s.validate();
   return s;
 }

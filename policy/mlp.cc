@@ -54,6 +54,16 @@ Activation parse_activation(std::string_view name) {
   throw Error(fmt::format("unknown activation '{}'; allowed: tanh, relu", name));
 }
 
+std::string_view to_string(InitScheme scheme) {
+  return scheme == InitScheme::kOrthogonal ? "orthogonal" : "pytorch";
+}
+
+InitScheme parse_init_scheme(std::string_view name) {
+  if (name == "orthogonal") return InitScheme::kOrthogonal;
+  if (name == "pytorch") return InitScheme::kPyTorch;
+  throw Error(fmt::format("unknown initializer '{}'; allowed: orthogonal, pytorch", name));
+}
+
 // ----------------------------------------------------------------------------------------------
 // Linear
 

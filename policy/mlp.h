@@ -35,6 +35,11 @@ Activation parse_activation(std::string_view name);
 // kPyTorch: nn.Linear's default, weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)).
 enum class InitScheme { kOrthogonal, kPyTorch };
 
+// "orthogonal", "pytorch"
+std::string_view to_string(InitScheme scheme);
+// Throws recur::Error listing the allowed names.
+InitScheme parse_init_scheme(std::string_view name);
+
 // One nn.Linear over storage that its owner provides: y = x W^T + b. Holds no activations, so
 // backward is given the forward's input again.
 class Linear {

@@ -17,6 +17,9 @@ MlpSpec PolicySpec::encoder_spec() const {
   s.widths.insert(s.widths.end(), encoder.begin(), encoder.end());
   s.activation = activation;
   s.activate_output = true;
+  s.init = init;
+  // The encoder's last layer is a hidden layer: under kPyTorch it keeps nn.Linear's scale.
+  if (init == InitScheme::kPyTorch) s.output_gain = 1.0f;
   return s;
 }
 
@@ -27,6 +30,7 @@ MlpSpec PolicySpec::actor_head_spec() const {
   s.widths.push_back(squash_head_width(squash, action_dim));
   s.activation = activation;
   s.activate_output = false;
+  s.init = init;
   s.output_gain = actor_gain;
   return s;
 }
@@ -38,6 +42,7 @@ MlpSpec PolicySpec::critic_head_spec() const {
   s.widths.push_back(1);
   s.activation = activation;
   s.activate_output = false;
+  s.init = init;
   s.output_gain = critic_gain;
   return s;
 }
@@ -118,6 +123,7 @@ std::map<std::string, std::string> PolicySpec::to_metadata() const {
       {"policy.critic_gain", fmt::format("{}", critic_gain)}};
   // Only when set: checkpoints (and datasets, ONNX files) of default runs stay as they were.
   if (obs_clip != kDefaultObsClip) m["policy.obs_clip"] = fmt::format("{}", obs_clip);
+  if (init != InitScheme::kOrthogonal) m["policy.init"] = std::string(to_string(init));
   if (has_layer_norm(cell)) m["core.norm_epsilon"] = fmt::format("{}", norm_epsilon);
   // Likewise: only squashed actors carry these. fmt's "{}" is the shortest text that reads back
   // as the same float32.
@@ -198,7 +204,14 @@ PolicySpec PolicySpec::from_metadata(const std::map<std::string, std::string>& m
   s.actor_gain = optional_float(m, "policy.actor_gain", s.actor_gain);
   s.critic_gain = optional_float(m, "policy.critic_gain", s.critic_gain);
   s.obs_clip = optional_float(m, "policy.obs_clip", kDefaultObsClip);  // older files: 10
-  if (const auto it = m.find("policy.squash"); it != m.end()) {        // absent: unsquashed
+  if (const auto it = m.find("policy.init"); it != m.end()) {          // absent: orthogonal
+    try {
+      s.init = parse_init_scheme(it->second);
+    } catch (const Error& e) {
+      throw Error(fmt::format("checkpoint metadata 'policy.init': {}", e.what()));
+    }
+  }
+  if (const auto it = m.find("policy.squash"); it != m.end()) {  // absent: unsquashed
     try {
       s.squash = parse_squash(it->second);
     } catch (const Error& e) {

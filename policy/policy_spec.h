@@ -55,6 +55,11 @@ struct PolicySpec {
   float forget_bias = 1;     // LSTM: initial forget-gate bias (sum of b_ih and b_hh)
   float actor_gain = 0.01f;  // orthogonal gain of the actor head (small: near-uniform start)
   float critic_gain = 1.0f;
+  // The encoder's and heads' initializer. kOrthogonal: CleanRL's and SB3's default (hidden gain
+  // sqrt 2, output layers actor_gain / critic_gain). kPyTorch: nn.Linear's default, the output
+  // layers scaled by actor_gain / critic_gain (SB3's ortho_init=False with both gains 1).
+  // Metadata "policy.init", written only for kPyTorch; absent means kOrthogonal.
+  InitScheme init = InitScheme::kOrthogonal;
   // The observation normalizer's bound: |normalized obs| <= obs_clip (env.clip_obs). Checkpoint
   // metadata "policy.obs_clip", written only when it is not the default 10; a checkpoint without
   // it means 10.
@@ -91,8 +96,8 @@ struct PolicySpec {
   bool operator==(const PolicySpec&) const = default;
 };
 
-// Fresh parameters for spec: orthogonal MLPs (encoder gain sqrt 2, heads actor_gain and
-// critic_gain), PyTorch-default core with the forget bias, log_std = log_std_init (unsquashed
+// Fresh parameters for spec: MLPs by spec.init (orthogonal: encoder gain sqrt 2, heads actor_gain
+// and critic_gain), PyTorch-default core with the forget bias, log_std = log_std_init (unsquashed
 // continuous actors only), normalizer at mean 0 / var 1.
 TensorMap init_policy(const PolicySpec& spec, Rng& rng);
 

@@ -50,6 +50,7 @@ struct PolicyConfig {
   float forget_bias = 1.0f;   // LSTM initial forget-gate bias
   float actor_gain = 0.01f;   // orthogonal gain of the actor head
   float critic_gain = 1.0f;
+  std::string init = "orthogonal";  // orthogonal | pytorch (encoder and heads)
 
   bool operator==(const PolicyConfig&) const = default;
 };

@@ -102,6 +102,7 @@ void check_policy(const Checker& c, const PolicyConfig& p) {
             ">= 0");
   c.require(p.critic_gain >= 0 && std::isfinite(p.critic_gain), "policy.critic_gain", p.critic_gain,
             ">= 0");
+  c.require_choice("policy.init", p.init, {"orthogonal", "pytorch"});
 }
 
 void check_algo(const Checker& c, const AlgoConfig& a, const EnvConfig& e) {

@@ -80,7 +80,7 @@ const std::vector<Section>& sections() {
         field("log_std_init", &T::policy, &P::log_std_init),
         field("forget_bias", &T::policy, &P::forget_bias),
         field("actor_gain", &T::policy, &P::actor_gain),
-        field("critic_gain", &T::policy, &P::critic_gain)}},
+        field("critic_gain", &T::policy, &P::critic_gain), field("init", &T::policy, &P::init)}},
       {"algo",
        {field("type", &T::algo, &A::type),
         field("rollout_steps", &T::algo, &A::rollout_steps),

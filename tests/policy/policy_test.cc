@@ -3,7 +3,9 @@
 // backward through heads, core and encoder matches finite differences; parameters round trip.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -166,6 +168,52 @@ TEST_CASE("policy parameters and spec round trip") {
   auto meta = spec.to_metadata();
   meta.erase("core.hidden");
   CHECK_THROWS_AS(PolicySpec::from_metadata(meta), recur::Error);
+}
+
+TEST_CASE("policy.init pytorch: nn.Linear's bounds, output layers scaled by the gains, metadata") {
+  PolicySpec spec = small_spec(ActionKind::kContinuous, false, CellType::kLstm);
+  spec.head = {40};
+  spec.actor_gain = 0.5f;
+  spec.critic_gain = 1.0f;
+  spec.init = InitScheme::kPyTorch;
+  recur::Rng rng(3);
+  const TensorMap p = init_policy(spec, rng);
+  // Every weight and bias of a layer with fan-in n lies in [-g/sqrt(n), g/sqrt(n)], g the output
+  // gain on the last layer and 1 elsewhere, and fills most of it (not orthogonal, not zero).
+  auto check_layer = [&](const std::string& name, int fan_in, float gain) {
+    const double bound = gain / std::sqrt(static_cast<double>(fan_in));
+    for (const std::string part : {".weight", ".bias"}) {
+      const auto& v = p.at(name + part).data;
+      double lo = 0, hi = 0;
+      for (const float x : v) {
+        CHECK(std::abs(x) <= bound * (1 + 1e-6));
+        lo = std::min(lo, static_cast<double>(x));
+        hi = std::max(hi, static_cast<double>(x));
+      }
+      if (v.size() >= 16) CHECK(hi - lo > bound);  // spread over the interval
+    }
+  };
+  check_layer("encoder.0", spec.obs_dim, 1.0f);
+  check_layer("actor.0", spec.hidden, 1.0f);
+  check_layer("actor.2", 40, 0.5f);  // nn.Sequential names: Linear, activation, Linear
+  check_layer("critic.2", 40, 1.0f);
+  CHECK(spec.to_metadata().at("policy.init") == "pytorch");
+  CHECK(PolicySpec::from_metadata(spec.to_metadata()) == spec);
+
+  // The default writes no key (older checkpoints stay byte-identical) and zeroes the biases.
+  PolicySpec ortho = spec;
+  ortho.init = InitScheme::kOrthogonal;
+  CHECK(ortho.to_metadata().count("policy.init") == 0);
+  CHECK(PolicySpec::from_metadata(ortho.to_metadata()).init == InitScheme::kOrthogonal);
+  recur::Rng rng2(3);
+  const TensorMap q = init_policy(ortho, rng2);
+  for (const float b : q.at("encoder.0.bias").data) CHECK(b == 0.0f);
+
+  auto meta = spec.to_metadata();
+  meta["policy.init"] = "xavier";
+  CHECK_THROWS_WITH_AS(PolicySpec::from_metadata(meta),
+                       doctest::Contains("'policy.init': unknown initializer 'xavier'"),
+                       recur::Error);
 }
 
 TEST_CASE("acting allocates nothing after construction") {

@@ -15,4 +15,24 @@ case_info() {
   expect_text 'Eigen'
 }
 
+# Every key the config parser accepts is documented in docs/CONFIG.md, in its section's table: the
+# parser's own list (the "unknown key" error names a section's keys) against the first column of
+# the tables (a cell may name several keys, "`actor_lr` / `critic_lr`").
+case_config_keys_documented() {
+  local section keys doc key missing=""
+  for section in env policy algo offpolicy run device dist; do
+    run_status 2 recur train "$CONFIGS/cartpole_novel.yaml" --set "$section.no_such_key=1"
+    keys=$(sed -n "s/.*Keys in section $section: \(.*\) (docs\/CONFIG.md).*/\1/p" <<<"$(last_output)" | tr -d ',')
+    [[ -n $keys ]] || fail "no key list for section $section in: $(last_output)"
+    doc=$(awk -v h="## \`$section\`" '$0 == h { f = 1; next } /^## / { f = 0 } f && /^\| `/' \
+      "$SRC/docs/CONFIG.md" | cut -d'|' -f2 | grep -o "\`[a-z_0-9]*\`" | tr -d '`')
+    for key in $keys; do
+      grep -qx -- "$key" <<<"$doc" || missing+=" $section.$key"
+    done
+  done
+  [[ -z $missing ]] || fail "keys missing from docs/CONFIG.md:$missing"
+  note "every config key is in docs/CONFIG.md"
+  expect_text 'every config key is in docs/CONFIG.md'
+}
+
 main "$@"

@@ -619,10 +619,13 @@ bool TrainJob::after_iteration(const Iteration& it) {
     if (lead_) save_policy(run_dir_->step_checkpoint(it.env_steps));
     while (job_.next_ckpt <= it.env_steps) job_.next_ckpt += config_.run.checkpoint_every;
   }
+  // The counter moves on at the last update too, where the final evaluation stands in for the
+  // periodic one: a run resumed with a larger budget then evaluates on schedule, not at once.
   const bool collecting = algo_->env_steps() < config_.run.total_env_steps;
-  const bool due = job_.next_eval > 0 && it.env_steps >= job_.next_eval && collecting;
-  if (due)
+  const bool reached = job_.next_eval > 0 && it.env_steps >= job_.next_eval;
+  if (reached)
     while (job_.next_eval <= it.env_steps) job_.next_eval += config_.run.eval_every;
+  const bool due = reached && collecting;
   if (collect_background_eval(due) && stop_at_target()) return true;
   if (!due) return false;
   settle();

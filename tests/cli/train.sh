@@ -40,16 +40,24 @@ case_train_cuda_unavailable() {
   expect_text 'device.learner: cuda was asked for, but (this build of recur has no CUDA support|this machine has no usable GPU)'
 }
 
-# --resume with a larger budget continues the run to it.
+# --resume with a larger budget continues the run to it, with evaluations on the schedule: the
+# final evaluation at 512 stands in for the periodic one there, so the next is due at 1024 (the
+# new final one), not at the first update after the resume (768, 256 env steps per update).
 case_train_resume_extends() {
   run_ok recur --log-level warn train "$CONFIGS/cartpole.yaml" --set run.total_env_steps=512 \
-    --set "run.output_dir=$tmp" --set run.final_eval_episodes=2
+    --set "run.output_dir=$tmp" --set run.final_eval_episodes=2 --set run.eval_every=512 \
+    --set run.eval_episodes=2
   run_ok recur --log-level warn train --resume cartpole-* --set run.total_env_steps=1024
   run_ok tail -1 cartpole-*/progress.csv
+  run_ok cut -d, -f1 cartpole-*/eval.csv
   expect_text <<'END'
 final evaluation.*
 ...
-1024,
+1024,.*
+...
+env_steps
+512
+1024
 END
 }
 

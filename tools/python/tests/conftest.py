@@ -1,5 +1,6 @@
 """Shared fixtures: the repository root, short training runs (one per action kind), the CLI."""
 
+import importlib.util
 import os
 import pathlib
 import shutil
@@ -12,6 +13,14 @@ REPO = pathlib.Path(__file__).resolve().parents[3]
 CONFIGS = REPO / "configs"
 
 recur.set_log_level("warn")
+
+
+def load_script(path: pathlib.Path):
+    """A tools/ script imported as a module (they are scripts, not a package), to test its parts."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

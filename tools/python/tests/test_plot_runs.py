@@ -1,22 +1,18 @@
 """tools/plot_runs.py: mean and min..max over seeds per group, one PNG (issue 25's curves)."""
 
-import importlib.util
 import subprocess
 import sys
 
 import pytest
 from PIL import Image
 
-from conftest import REPO
+from conftest import REPO, load_script
 
 SCRIPT = REPO / "tools" / "plot_runs.py"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("plot_runs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def fake_run(root, name, returns, steps=(1000, 2000, 3000)):

@@ -1,19 +1,16 @@
 """tools/popgym_mmer.py: POPGym's MMER of recur runs, per iteration or smoothed as RLlib reports."""
 
-import importlib.util
+import csv
 import subprocess
 import sys
 
-from conftest import REPO
+from conftest import REPO, load_script
 
 SCRIPT = REPO / "tools" / "popgym_mmer.py"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("popgym_mmer", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 # Six episodes finish over four iterations of 50 env steps; the second iteration's two episodes
@@ -43,7 +40,8 @@ def fake_run(root, name, returns=RETURNS, progress=PROGRESS):
 def test_per_iteration_and_smoothed(tmp_path):
     m = load()
     run = fake_run(tmp_path, "a")
-    rows = list(__import__("csv").DictReader(open(run / "progress.csv")))
+    with open(run / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
     returns = m.episode_returns(run)
     assert returns == RETURNS
     assert m.mmer(rows, returns, 0, 1) == 0.8

@@ -47,7 +47,7 @@ def test_per_iteration_and_smoothed(tmp_path):
     assert m.mmer(rows, returns, 0, 1) == 0.8
     # Looks at 100 (episodes 1-3) and 200 (4-6): means 0.3667 and 0.1667.
     assert abs(m.mmer(rows, returns, 3, 100) - (1.1 / 3)) < 1e-12
-    # A look every row with a 2-episode window: 0.8 at 100 (0.9, 0.7), 0.3 at 200.
+    # A look every row with a 2-episode window: -0.5, then 0.8 at 100 (0.9, 0.7), then 0.3, 0.3.
     assert abs(m.mmer(rows, returns, 2, 50) - 0.8) < 1e-12
     # Fewer finished than the window at the first look: the mean of what there is (-0.5).
     assert m.mmer(rows[:1], returns[:1], 100, 50) == -0.5

@@ -11,7 +11,7 @@
 namespace recur::envs {
 namespace {
 
-constexpr MujocoLayout kLayout{"Ant", "ant.xml", 15, 14, 8, 14};
+constexpr MujocoLayout kLayout{"Ant", "ant.xml", 15, 14, 8, 14, true};
 constexpr int kTorso = 1;  // Gymnasium's main_body (v5) and get_body_com("torso") (v4)
 
 ObsBlocks blocks(bool v5) {

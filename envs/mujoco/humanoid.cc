@@ -11,7 +11,7 @@
 namespace recur::envs {
 namespace {
 
-constexpr MujocoLayout kLayout{"Humanoid", "humanoid.xml", 24, 23, 17, 14};
+constexpr MujocoLayout kLayout{"Humanoid", "humanoid.xml", 24, 23, 17, 14, true};
 
 ObsBlocks blocks(bool v5) {
   const int bodies = v5 ? kLayout.nbody - 1 : kLayout.nbody;

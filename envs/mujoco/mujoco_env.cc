@@ -102,6 +102,7 @@ MujocoEnv::MujocoEnv(const MujocoLayout& layout, const MujocoConfig& config, Obs
       model_path_(std::move(loaded.path)),
       error_context_("model " + model_path_),
       frame_skip_(config.frame_skip),
+      contact_forces_(layout.contact_forces),
       reset_noise_scale_(config.reset_noise_scale),
       part_(config.part) {
   MujocoErrorContext context(error_context_);
@@ -143,7 +144,7 @@ void MujocoEnv::simulate(std::span<const float> action) {
     if (i == frame_skip_ - 1) mj_getState(m, data_, before_last_step_.data(), kIntegration);
     mj_step(m, data_);
   }
-  mj_rnePostConstraint(m, data_);
+  if (contact_forces_) mj_rnePostConstraint(m, data_);
   stepped_ = true;
 }
 
@@ -184,7 +185,7 @@ void MujocoEnv::set_state_impl(std::span<const double> state) {
     std::copy(state.begin() + s + 1, state.end(), before_last_step_.begin());
     mj_setState(m, data_, before_last_step_.data(), kIntegration);
     mj_step(m, data_);
-    mj_rnePostConstraint(m, data_);
+    if (contact_forces_) mj_rnePostConstraint(m, data_);
     mj_setState(m, data_, state.data(), kIntegration);
   } else {
     // As Gymnasium's set_state after mj_resetData: mj_forward (which leaves the integration

@@ -6,8 +6,10 @@
 //          (envs/mujoco/model_cache.h); its sizes are checked against the env's layout
 //   data   one mjData per env, made once; no step allocates
 //   step   ctrl = action as given (unclipped: MuJoCo clamps ctrl to ctrlrange itself, and the
-//          ctrl cost uses the raw action, as Gymnasium), mj_step x frame_skip, then one
-//          mj_rnePostConstraint so that cfrc_ext and cacc hold (Ant, Humanoid)
+//          ctrl cost uses the raw action, as Gymnasium), mj_step x frame_skip, then (only for the
+//          envs that read cfrc_ext: Ant, Humanoid) one mj_rnePostConstraint. Gymnasium calls it
+//          for every env, but it writes only cacc/cfrc_int/cfrc_ext, which no later step reads,
+//          so leaving it out elsewhere changes nothing but the cost (~8% of a Reacher step)
 //   reset  mj_resetData, the env adds noise to qpos/qvel (qpos0 and zeros), mj_forward
 //
 // State (get_state/set_state, snapshots): MuJoCo's integration state (mj_getState with
@@ -51,6 +53,7 @@ struct MujocoLayout {
   const char* name;          // "Ant", for messages
   const char* default_file;  // Gymnasium's XML file name for this env and version
   int nq, nv, nu, nbody;     // model sizes
+  bool contact_forces = false;  // the env reads cfrc_ext: each step ends in mj_rnePostConstraint
 };
 
 // The options every MuJoCo env takes (Gymnasium v5's keyword arguments of the same names).
@@ -106,7 +109,7 @@ class MujocoEnv : public Env {
   // Adds scale * N(0, 1) to each value (Gymnasium's np_random.standard_normal noise).
   static void add_normal_noise(Rng& rng, double* values, int n, double scale);
 
-  // ctrl = action, mj_step x frame_skip, mj_rnePostConstraint.
+  // ctrl = action, mj_step x frame_skip, mj_rnePostConstraint where the layout asks for it.
   void simulate(std::span<const float> action);
 
   mjData_* data() { return data_; }
@@ -146,6 +149,7 @@ class MujocoEnv : public Env {
   std::string error_context_;  // "model /.../ant.xml", for MuJoCo's errors (Env adds the id)
   mjData_* data_ = nullptr;
   int frame_skip_ = 0;
+  bool contact_forces_ = false;
   double dt_ = 0;
   double reset_noise_scale_ = 0;
   ObsPart part_ = ObsPart::kFull;

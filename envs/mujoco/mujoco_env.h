@@ -50,9 +50,9 @@ enum class ObsPart { kFull, kPositions, kVelocities };
 
 // What an env expects of its model, checked when it loads (a wrong xml_file fails there).
 struct MujocoLayout {
-  const char* name;          // "Ant", for messages
-  const char* default_file;  // Gymnasium's XML file name for this env and version
-  int nq, nv, nu, nbody;     // model sizes
+  const char* name;             // "Ant", for messages
+  const char* default_file;     // Gymnasium's XML file name for this env and version
+  int nq, nv, nu, nbody;        // model sizes
   bool contact_forces = false;  // the env reads cfrc_ext: each step ends in mj_rnePostConstraint
 };
 

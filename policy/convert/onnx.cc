@@ -474,14 +474,109 @@ bool check_box(const PolicySpec& spec, const OnnxExportOptions& o) {
   return finite;
 }
 
+// Normalizer: the float32 statistics ObsNormalizer::normalize uses, in its order of ops, so the
+// normalized observations are bit-identical to recur's. Returns the normalized observation.
+std::string add_obs_normalizer(GraphBuilder& gb, const ObsNormalizer& normalizer, int64_t od) {
+  const auto mean = normalizer.normalize_mean(), std = normalizer.normalize_std();
+  const float obs_clip = normalizer.config().clip;
+  return gb.op(
+      "Clip",
+      {gb.op("Div",
+             {gb.op("Sub", {"obs", gb.floats("obs_norm.mean", {od}, mean)}, "obs_norm"),
+              gb.floats("obs_norm.std", {od}, std)},
+             "obs_norm"),
+       gb.scalar("obs_norm.clip_min", -obs_clip), gb.scalar("obs_norm.clip_max", obs_clip)},
+      "obs_norm");
+}
+
+// The actor's head and the deterministic action (Categorical::mode, DiagGaussian::mode,
+// TanhGaussian::mode, TanhDeterministic::mode). An unsquashed mean is clamped to [low, high]
+// when a box is given (both empty: none); a squashed one maps into the spec's box itself.
+void add_actor_head(GraphBuilder& gb, const PolicySpec& spec, Mlp& actor_head,
+                    const std::string& feature, const std::vector<float>& log_std,
+                    const std::vector<float>& low, const std::vector<float>& high) {
+  if (spec.squash != Squash::kNone) {
+    add_squashed_head(gb, spec, actor_head, feature);
+  } else if (spec.action_kind == ActionKind::kDiscrete) {
+    const std::string logits = add_mlp(gb, actor_head, feature, "actor", "logits");
+    onnx::NodeProto& argmax = gb.node("ArgMax", {logits}, {"actions"}, "actor");
+    set_int(argmax, "axis", 1);
+    set_int(argmax, "keepdims", 0);
+  } else {
+    const std::string mu = add_mlp(gb, actor_head, feature, "actor", "mean");
+    gb.op("Identity", {gb.floats("actor.log_std", {spec.action_dim}, log_std)}, "actor", "log_std");
+    if (!high.empty()) {
+      const std::string hi = gb.floats("action_high", {spec.action_dim}, high);
+      const std::string lo = gb.floats("action_low", {spec.action_dim}, low);
+      gb.op("Max", {gb.op("Min", {mu, hi}, "actor"), lo}, "actor", "actions");
+    } else {
+      gb.op("Identity", {mu}, "actor", "actions");
+    }
+  }
+}
+
+// What a user needs to drive the model: metadata_props (keys unique, as the checker wants) and
+// the doc string. `low`/`high`: the box the actions are clamped or squashed into (empty: none).
+void describe_model(onnx::ModelProto& model, const PolicySpec& spec,
+                    const OnnxExportOptions& options, const OnnxInterface& io, float obs_clip,
+                    const std::vector<float>& low, const std::vector<float>& high) {
+  const bool discrete = spec.action_kind == ActionKind::kDiscrete;
+  const bool squashed = spec.squash != Squash::kNone;
+  std::map<std::string, std::string> meta = options.metadata;
+  for (const auto& [k, val] : spec.to_metadata()) meta[k] = val;
+  meta["recur.format"] = kOnnxFormat;
+  meta["recur.version"] = RECUR_VERSION_STRING;
+  meta["inputs"] = describe_all(io.inputs);
+  meta["outputs"] = describe_all(io.outputs);
+  meta["state_layout"] =
+      "[layers, batch, hidden] per core (cuDNN / nn.LSTM); zeros start an episode; feed each "
+      "*_out back as the matching *_in";
+  meta["episode_start"] = "nonzero: the row's state is zeroed before the step";
+  meta["obs_norm.clip"] = fmt::format("{}", obs_clip);
+  meta["actions"] =
+      discrete        ? "argmax of logits"
+      : squashed      ? "action_low + (tanh(mean) + 1) (action_high - action_low) / 2 (the "
+                        "deterministic tanh-squashed action)"
+      : !high.empty() ? "mean clamped to [action_low, action_high]"
+                      : "mean (the action box was not known: clamp it as the env does)";
+  if (!high.empty()) {
+    meta["action_low"] = fmt::format("{}", fmt::join(low, ","));
+    meta["action_high"] = fmt::format("{}", fmt::join(high, ","));
+  }
+  meta["core.ops"] = spec.cell == CellType::kMinGru ? "unrolled minGRU step (MatMul, Sigmoid)"
+                     : spec.cell == CellType::kLstmLn
+                         ? "unrolled layer-norm LSTM step (MatMul, ReduceMean layer norm)"
+                     : has_cell_state(spec.cell) && spec.cell_clip > 0
+                         ? "unrolled LSTM step (cuDNN cell clip)"
+                         : "fused ONNX " + std::string(spec.cell == CellType::kLstm  ? "LSTM"
+                                                       : spec.cell == CellType::kGru ? "GRU"
+                                                                                     : "RNN");
+  for (const auto& [k, val] : meta) {
+    auto& prop = *model.add_metadata_props();
+    prop.set_key(k);
+    prop.set_value(val);
+  }
+  model.set_doc_string(fmt::format(
+      "recur policy ({} {} x{}, {} actions): one step of `recur eval --deterministic` for a "
+      "batch of envs.\nInputs: {}.\nOutputs: {}.\nState: {}.",
+      to_string(spec.cell), spec.hidden, spec.layers, discrete ? "discrete" : "continuous",
+      describe_all(io.inputs), describe_all(io.outputs), meta["state_layout"]));
+}
+
 onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
                              const OnnxExportOptions& options) {
   spec.validate();
   check_finite(tensors);
   const bool clamp_actions = check_box(spec, options);
+  // The box the actions are squashed or clamped into (the squashed policy's own, else the one
+  // given); empty when there is none.
   const bool squashed = spec.squash != Squash::kNone;
-  const std::vector<float>& action_low = squashed ? spec.action_low : options.action_low;
-  const std::vector<float>& action_high = squashed ? spec.action_high : options.action_high;
+  const std::vector<float> box_low = !clamp_actions ? std::vector<float>{}
+                                     : squashed     ? spec.action_low
+                                                    : options.action_low;
+  const std::vector<float> box_high = !clamp_actions ? std::vector<float>{}
+                                      : squashed     ? spec.action_high
+                                                     : options.action_high;
   // The parts the actor is made of, loaded by their own loaders (which name a missing or
   // misshapen tensor), so the graph holds exactly what PolicyActor::load would hold.
   ObsNormalizer normalizer(spec.obs_dim, spec.normalizer_config());  // clips at spec.obs_clip
@@ -517,19 +612,8 @@ onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
   for (const auto& t : io.outputs) declare(*graph.add_output(), t);
   GraphBuilder gb(graph);
 
-  // Normalizer: the float32 statistics ObsNormalizer::normalize uses, in its order of ops, so
-  // the normalized observations are bit-identical to recur's.
-  const auto mean = normalizer.normalize_mean(), std = normalizer.normalize_std();
   const float obs_clip = normalizer.config().clip;
-  const int64_t od = spec.obs_dim;
-  const std::string nobs =
-      gb.op("Clip",
-            {gb.op("Div",
-                   {gb.op("Sub", {"obs", gb.floats("obs_norm.mean", {od}, mean)}, "obs_norm"),
-                    gb.floats("obs_norm.std", {od}, std)},
-                   "obs_norm"),
-             gb.scalar("obs_norm.clip_min", -obs_clip), gb.scalar("obs_norm.clip_max", obs_clip)},
-            "obs_norm");
+  const std::string nobs = add_obs_normalizer(gb, normalizer, spec.obs_dim);
   // reset [1, batch, 1]: true where episode_start is nonzero, as PolicyActor's uint8 flags.
   const std::string zero = gb.scalar("zero", 0.0f);
   const std::string reset =
@@ -551,69 +635,11 @@ onnx::ModelProto build_model(const PolicySpec& spec, const TensorMap& tensors,
     features.push_back(gb.op("Squeeze", {h3, seq_axis}, p + "core"));
   }
 
-  // Heads and the deterministic action (Categorical::mode, DiagGaussian::mode, TanhGaussian::mode,
-  // TanhDeterministic::mode).
-  if (squashed) {
-    add_squashed_head(gb, spec, actor_head, features[0]);
-  } else if (discrete) {
-    const std::string logits = add_mlp(gb, actor_head, features[0], "actor", "logits");
-    onnx::NodeProto& argmax = gb.node("ArgMax", {logits}, {"actions"}, "actor");
-    set_int(argmax, "axis", 1);
-    set_int(argmax, "keepdims", 0);
-  } else {
-    const std::string mu = add_mlp(gb, actor_head, features[0], "actor", "mean");
-    gb.op("Identity", {gb.floats("actor.log_std", {spec.action_dim}, log_std)}, "actor", "log_std");
-    if (clamp_actions) {
-      const std::string high = gb.floats("action_high", {spec.action_dim}, options.action_high);
-      const std::string low = gb.floats("action_low", {spec.action_dim}, options.action_low);
-      gb.op("Max", {gb.op("Min", {mu, high}, "actor"), low}, "actor", "actions");
-    } else {
-      gb.op("Identity", {mu}, "actor", "actions");
-    }
-  }
+  add_actor_head(gb, spec, actor_head, features[0], log_std, box_low, box_high);
   const std::string v = add_mlp(gb, critic_head, features.back(), "critic");
   gb.op("Squeeze", {v, gb.ints("value_axis", {1})}, "critic", "value");
 
-  // What a user needs to drive the model, in metadata_props (keys unique, as the checker wants).
-  std::map<std::string, std::string> meta = options.metadata;
-  for (const auto& [k, val] : spec.to_metadata()) meta[k] = val;
-  meta["recur.format"] = kOnnxFormat;
-  meta["recur.version"] = RECUR_VERSION_STRING;
-  meta["inputs"] = describe_all(io.inputs);
-  meta["outputs"] = describe_all(io.outputs);
-  meta["state_layout"] =
-      "[layers, batch, hidden] per core (cuDNN / nn.LSTM); zeros start an episode; feed each "
-      "*_out back as the matching *_in";
-  meta["episode_start"] = "nonzero: the row's state is zeroed before the step";
-  meta["obs_norm.clip"] = fmt::format("{}", obs_clip);
-  meta["actions"] =
-      discrete        ? "argmax of logits"
-      : squashed      ? "action_low + (tanh(mean) + 1) (action_high - action_low) / 2 (the "
-                        "deterministic tanh-squashed action)"
-      : clamp_actions ? "mean clamped to [action_low, action_high]"
-                      : "mean (the action box was not known: clamp it as the env does)";
-  if (clamp_actions) {
-    meta["action_low"] = fmt::format("{}", fmt::join(action_low, ","));
-    meta["action_high"] = fmt::format("{}", fmt::join(action_high, ","));
-  }
-  meta["core.ops"] = spec.cell == CellType::kMinGru ? "unrolled minGRU step (MatMul, Sigmoid)"
-                     : spec.cell == CellType::kLstmLn
-                         ? "unrolled layer-norm LSTM step (MatMul, ReduceMean layer norm)"
-                     : has_cell_state(spec.cell) && spec.cell_clip > 0
-                         ? "unrolled LSTM step (cuDNN cell clip)"
-                         : "fused ONNX " + std::string(spec.cell == CellType::kLstm  ? "LSTM"
-                                                       : spec.cell == CellType::kGru ? "GRU"
-                                                                                     : "RNN");
-  for (const auto& [k, val] : meta) {
-    auto& prop = *model.add_metadata_props();
-    prop.set_key(k);
-    prop.set_value(val);
-  }
-  model.set_doc_string(fmt::format(
-      "recur policy ({} {} x{}, {} actions): one step of `recur eval --deterministic` for a "
-      "batch of envs.\nInputs: {}.\nOutputs: {}.\nState: {}.",
-      to_string(spec.cell), spec.hidden, spec.layers, discrete ? "discrete" : "continuous",
-      describe_all(io.inputs), describe_all(io.outputs), meta["state_layout"]));
+  describe_model(model, spec, options, io, obs_clip, box_low, box_high);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {  // a graph recur built wrong: a bug in recur

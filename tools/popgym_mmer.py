@@ -16,7 +16,8 @@ POPGym's figures are RLlib's `episode_reward_mean`, one per training iteration o
 metrics_num_episodes_for_smoothing). The defaults do the same with recur's episodes (monitor.csv,
 in the order they finished): --smooth 100 episodes, looked at once per --every 65536 env steps
 (at the first progress.csv row at or past each multiple). --smooth 0 takes each progress.csv row's
-return_mean instead (the episodes of one recur iteration: a few, so its max sits higher).
+return_mean instead: the same 100-episode mean, but looked at after every recur iteration (a few
+thousand env steps), so the max over many more looks at a noisy mean sits a little higher.
 """
 
 from __future__ import annotations

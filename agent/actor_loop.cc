@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "agent/env_output_checks.h"
+#include "core/error.h"
 #include "core/moments.h"
 
 namespace recur::agent {
@@ -85,7 +86,14 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
   const int N = venv_.num_envs(), O = venv_.obs_dim();
   const int A = static_cast<int>(actions_.size()) / N;
   const auto& spec = actor_.spec();
-  if (r.T != T || r.N != N) r.resize(T, N, O, A, spec.state_size());
+  const int every = r.state_every;
+  RECUR_CHECK(every == 0 || T % every == 0,
+              "a rollout of {} steps cannot store states every {} steps (algo.bptt_steps must "
+              "divide algo.rollout_steps)",
+              T, every);
+  const auto chunk_size = static_cast<size_t>(N) * spec.state_size();
+  if (r.T != T || r.N != N || r.chunk_states.size() != (every > 0 ? T / every : 0) * chunk_size)
+    r.resize(T, N, O, A, spec.state_size());
   if (r.has_reset_steps) std::fill(r.transition.begin(), r.transition.end(), 1);
   r.has_reset_steps = false;
   if (!started_) {
@@ -96,6 +104,9 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
   actor_.get_states(r.initial_state);
   for (int t = 0; t < T; ++t) {
     const auto tn = static_cast<size_t>(t) * N;
+    if (every > 0 && t % every == 0)
+      actor_.get_states(
+          std::span<float>(r.chunk_states.data() + (t / every) * chunk_size, chunk_size));
     const auto obs = venv_.obs();
     if (t == 0) check_env_obs(venv_, env_steps_);  // later steps were checked after stepping
     if (normalize_obs_) update_obs_statistics(obs);

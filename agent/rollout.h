@@ -27,6 +27,11 @@ struct Rollout {
   policy::AlignedVector<float> last_values;       // (N) V of the observation after step T-1
   policy::AlignedVector<float> advantages;        // (T, N) filled by GAE
   policy::AlignedVector<float> returns;           // (T, N)
+  // algo.bptt_steps: with state_every > 0 the actor loop also stores the state of every env at
+  // steps 0, state_every, 2 state_every, ... (taken as initial_state is: before the step's
+  // episode-start zeroing), the starts of the sequences the learner trains on (agent/ppo/bptt.h).
+  int state_every = 0;
+  policy::AlignedVector<float> chunk_states;  // (T / state_every, N, state_size)
 
   void resize(int t, int n, int obs_width, int act, int state) {
     T = t, N = n, obs_dim = obs_width, action_dim = act, state_size = state;
@@ -39,6 +44,8 @@ struct Rollout {
     transition.assign(tn, 1);
     has_reset_steps = false;
     initial_state.assign(static_cast<size_t>(n) * state, 0.0f);
+    chunk_states.assign(state_every > 0 ? static_cast<size_t>(t / state_every) * n * state : 0,
+                        0.0f);
     last_values.assign(static_cast<size_t>(n), 0.0f);
   }
   // Keeps the first t steps (DD-PPO's preemption ends a rollout early). Capacity stays, so the

@@ -60,6 +60,10 @@ struct AlgoConfig {
   int rollout_steps = 32;  // T: steps per env per update (unroll length)
   int epochs = 10;
   int num_minibatches = 4;  // minibatches of whole env sequences (num_envs % this == 0)
+  // Steps per training sequence (truncated BPTT): 0 = the whole rollout; else rollout_steps is
+  // cut into sequences of this many steps, each from the actor's stored state at its start
+  // (agent/ppo/bptt.h), and minibatches take num_envs * rollout_steps / bptt_steps of them.
+  int bptt_steps = 0;
   float learning_rate = 1e-3f;
   std::string lr_schedule = "linear";      // constant | linear (to 0 at the end of training)
   std::string clip_schedule = "constant";  // constant | linear (clip_range to 0, as SB3's lin_0.2)

@@ -111,16 +111,30 @@ void check_algo(const Checker& c, const AlgoConfig& a, const EnvConfig& e) {
   c.require(a.rollout_steps >= 1, "algo.rollout_steps", a.rollout_steps, ">= 1");
   c.require(a.epochs >= 1, "algo.epochs", a.epochs, ">= 1");
   c.require(a.num_minibatches >= 1, "algo.num_minibatches", a.num_minibatches, ">= 1");
-  if (e.num_envs % a.num_minibatches != 0) {
+  c.require(
+      a.bptt_steps == 0 || (a.bptt_steps >= 1 && a.rollout_steps % a.bptt_steps == 0),
+      "algo.bptt_steps", a.bptt_steps,
+      fmt::format("0 (whole rollouts) or a divisor of algo.rollout_steps = {}", a.rollout_steps));
+  const int pieces = a.bptt_steps > 0 ? a.rollout_steps / a.bptt_steps : 1;
+  const int sequences = e.num_envs * pieces;
+  if (sequences % a.num_minibatches != 0) {
     std::vector<std::string> divisors;
-    for (int d = 1; d <= e.num_envs && divisors.size() < 8; ++d)
-      if (e.num_envs % d == 0) divisors.push_back(std::to_string(d));
+    for (int d = 1; d <= sequences && divisors.size() < 8; ++d)
+      if (sequences % d == 0) divisors.push_back(std::to_string(d));
+    if (pieces == 1)
+      throw Error(fmt::format(
+          "{}env.num_envs = {}{} is not a multiple of algo.num_minibatches = {}{}: each "
+          "minibatch takes whole env sequences, num_envs / num_minibatches of them. Set "
+          "algo.num_minibatches to one of {} or env.num_envs to a multiple of {}.",
+          c.lead("env.num_envs"), e.num_envs, c.default_note("env.num_envs"), a.num_minibatches,
+          c.origin("algo.num_minibatches"), join(divisors), a.num_minibatches));
     throw Error(fmt::format(
-        "{}env.num_envs = {}{} is not a multiple of algo.num_minibatches = {}{}: each minibatch "
-        "takes whole env sequences, num_envs / num_minibatches of them. Set "
-        "algo.num_minibatches to one of {} or env.num_envs to a multiple of {}.",
-        c.lead("env.num_envs"), e.num_envs, c.default_note("env.num_envs"), a.num_minibatches,
-        c.origin("algo.num_minibatches"), join(divisors), a.num_minibatches));
+        "{}algo.num_minibatches = {}{} does not divide the {} training sequences of an update "
+        "(env.num_envs = {} x algo.rollout_steps / algo.bptt_steps = {} / {}): each minibatch "
+        "takes whole sequences. Set algo.num_minibatches to one of {}, or change env.num_envs "
+        "or algo.bptt_steps.",
+        c.lead("algo.num_minibatches"), a.num_minibatches, c.origin("algo.num_minibatches"),
+        sequences, e.num_envs, a.rollout_steps, a.bptt_steps, join(divisors)));
   }
   c.require(a.learning_rate > 0 && std::isfinite(a.learning_rate), "algo.learning_rate",
             a.learning_rate, "> 0");
@@ -254,6 +268,11 @@ void check(const Checker& c, const TrainConfig& config) {
             config.dist.timeout_s, "> 0 (seconds one collective may wait)");
   c.require(config.dist.sync_frac >= 0 && config.dist.sync_frac <= 1, "dist.sync_frac",
             config.dist.sync_frac, "in [0, 1] (0 = no preemption; DD-PPO uses 0.6)");
+  RECUR_CHECK(config.dist.sync_frac == 0 || config.algo.bptt_steps == 0,
+              "{}dist.sync_frac = {} (DD-PPO's preemption, which ends rollouts at any step) "
+              "cannot be combined with algo.bptt_steps = {} (sequences of a fixed length): set "
+              "one of them to 0",
+              c.lead("dist.sync_frac"), config.dist.sync_frac, config.algo.bptt_steps);
   RECUR_CHECK(config.dist.sync_frac == 0 || !config.algo.async,
               "{}dist.sync_frac = {} (DD-PPO's preemption) needs algo.async: false: the actor "
               "thread of the async pipeline cannot count the other ranks; set one of them off",

@@ -86,6 +86,7 @@ const std::vector<Section>& sections() {
         field("rollout_steps", &T::algo, &A::rollout_steps),
         field("epochs", &T::algo, &A::epochs),
         field("num_minibatches", &T::algo, &A::num_minibatches),
+        field("bptt_steps", &T::algo, &A::bptt_steps),
         field("learning_rate", &T::algo, &A::learning_rate),
         field("lr_schedule", &T::algo, &A::lr_schedule),
         field("clip_schedule", &T::algo, &A::clip_schedule),

@@ -41,6 +41,9 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
                     : make_host_ppo_engine(spec_, learner_placement_, config.algo.adam_eps,
                                            config.run.learner_threads);
   engine->load(params);
+  // algo.bptt_steps: the actor loop stores the states its training sequences start from.
+  if (config.algo.bptt_steps > 0 && config.algo.bptt_steps < config.algo.rollout_steps)
+    for (Rollout& r : rollouts_) r.state_every = config.algo.bptt_steps;
   // Rank r of a data-parallel run steps the run's envs r * num_envs.. with their own seeds, and
   // samples actions from its own stream; rank 0 is exactly a one-process run.
   const int rank = comm_ ? comm_->rank() : 0;

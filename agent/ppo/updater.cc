@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "agent/dist/communicator.h"
+#include "agent/ppo/bptt.h"
 #include "agent/ppo/gae.h"
 #include "core/error.h"
 #include "core/finite.h"
@@ -36,17 +37,23 @@ PpoUpdater::PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engi
 PpoUpdater::PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner, uint64_t seed)
     : PpoUpdater(config, make_host_ppo_engine(learner, config.adam_eps), seed) {}
 
-UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, int policy_lag) {
-  const int T = r.T, N = r.N;
+UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_steps,
+                               int policy_lag) {
   // Reset steps (NEXT_STEP autoreset envs) are masked; the CUDA engine has no mask.
-  RECUR_CHECK(!r.has_reset_steps || engine_->device() == policy::Device::kCpu,
+  RECUR_CHECK(!rollout.has_reset_steps || engine_->device() == policy::Device::kCpu,
               "this rollout has reset steps (a Gymnasium env with NEXT_STEP autoreset), which "
               "the CUDA learner cannot mask: set device.learner: cpu, or give recur an env "
               "factory or a SAME_STEP vector env");
-  compute_gae(
-      T, N, cfg_.gamma, cfg_.gae_lambda, r.rewards, r.values, r.terminated, r.truncated,
-      r.bootstrap_values, r.last_values, r.advantages, r.returns,
-      r.has_reset_steps ? std::span<const uint8_t>(r.transition) : std::span<const uint8_t>());
+  compute_gae(rollout.T, rollout.N, cfg_.gamma, cfg_.gae_lambda, rollout.rewards, rollout.values,
+              rollout.terminated, rollout.truncated, rollout.bootstrap_values, rollout.last_values,
+              rollout.advantages, rollout.returns,
+              rollout.has_reset_steps ? std::span<const uint8_t>(rollout.transition)
+                                      : std::span<const uint8_t>());
+  // The learner's columns: whole env sequences, or with algo.bptt_steps the rollout's pieces.
+  const bool cut = cfg_.bptt_steps > 0 && cfg_.bptt_steps < rollout.T;
+  if (cut) cut_into_sequences(rollout, cfg_.bptt_steps, sequences_);
+  Rollout& r = cut ? sequences_ : rollout;
+  const int N = r.N;
 
   UpdateStats stats;
   stats.learning_rate = cfg_.lr_schedule == "linear"
@@ -62,7 +69,7 @@ UpdateStats PpoUpdater::update(Rollout& r, double progress, int64_t env_steps, i
   loss.clip_range_vf = cfg_.clip_range_vf;
   loss.vf_coef = cfg_.vf_coef;
   loss.ent_coef = cfg_.ent_coef;
-  const float weight = rank_weight(T);
+  const float weight = rank_weight(rollout.T);
   engine_->begin_update(r);
   if (policy_lag > 0 && cfg_.async_anchor) {
     anchor_to_proximal(r, per_mb);

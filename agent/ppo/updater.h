@@ -80,6 +80,7 @@ class PpoUpdater {
   double all_reduce_seconds_ = 0;
   bool unequal_rollouts_ = false;
   std::vector<float> anchor_logp_;  // (T, N / num_minibatches) scratch of async_anchor
+  Rollout sequences_;               // algo.bptt_steps: the rollout cut into sequences (bptt.h)
   bool deferred_steps_ = true;
   std::vector<Rng::State> epoch_rng_;  // deferred steps: the rng after each epoch's shuffle
 };

@@ -108,6 +108,17 @@ for core in lstm_ln mingru; do
   tail -2 "$out/train-$core.txt" | tee -a "$summary"
 done
 
+# algo.bptt_steps on the CUDA learner: its engine sees the cut rollout as an ordinary one.
+if section "train bptt on cuda" 30; then
+  t0=$SECONDS
+  timeout 60 $R bin/recur --log-level warn train "$root/configs/cartpole_novel.yaml" \
+    --set algo.bptt_steps=8 --set device.actor=cuda --set device.learner=cuda \
+    --set run.stop_at_target=true --set run.output_dir="$out/runs/bptt" \
+    --set run.tensorboard=false >"$out/train-bptt.txt" 2>&1
+  note "train lstm bptt 8 cuda/cuda" $? "$t0"
+  tail -2 "$out/train-bptt.txt" | tee -a "$summary"
+fi
+
 if section "bench envs" 60; then
   t0=$SECONDS
   timeout 90 $R bin/recur bench envs --env LunarLander-v3 --num-envs 1024 --steps 100000 \

@@ -325,3 +325,20 @@ def test_check_reports_a_bad_space(recur_cli, tmp_path):
     r = subprocess.run(tune_cmd(recur_cli, tmp_path, "--check"), capture_output=True, text=True)
     assert r.returncode == 2
     assert "algo.gamma" in r.stderr
+
+
+def test_minibatch_fix_counts_bptt_sequences():
+    from recur.tune.space import minibatch_fix
+
+    base = {"env.num_envs": 8, "algo.rollout_steps": 32}
+    # Whole env sequences: 8 of them, so 3 becomes 2 and 16 becomes 8.
+    assert minibatch_fix({"algo.num_minibatches": 3}, base)["algo.num_minibatches"] == 2
+    assert minibatch_fix({"algo.num_minibatches": 16}, base)["algo.num_minibatches"] == 8
+    # algo.bptt_steps 8 cuts each rollout into 4: 32 sequences, so 16 stands and 12 becomes 8.
+    cut = {"algo.num_minibatches": 16, "algo.bptt_steps": 8}
+    assert minibatch_fix(cut, base)["algo.num_minibatches"] == 16
+    cut = {"algo.num_minibatches": 12, "algo.bptt_steps": 8}
+    assert minibatch_fix(cut, base)["algo.num_minibatches"] == 8
+    # A bptt_steps recur will refuse (not a divisor) leaves the env count, for recur to report.
+    odd = {"algo.num_minibatches": 16, "algo.bptt_steps": 5}
+    assert minibatch_fix(odd, base)["algo.num_minibatches"] == 8

@@ -188,16 +188,26 @@ def flatten(doc: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def minibatch_fix(values: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    """recur's minibatches are whole env sequences, so algo.num_minibatches must divide
-    env.num_envs: a value that does not becomes the largest divisor of num_envs below it."""
+    """recur's minibatches are whole training sequences, so algo.num_minibatches must divide their
+    count: env.num_envs, times algo.rollout_steps / algo.bptt_steps when bptt_steps cuts rollouts
+    into pieces. A value that does not becomes the largest divisor of the count below it."""
     if "algo.num_minibatches" not in values:
         return values
-    envs = values.get("env.num_envs", base.get("env.num_envs"))
+
+    def get(key: str) -> Any:
+        return values.get(key, base.get(key))
+
+    sequences = get("env.num_envs")
+    steps, bptt = get("algo.rollout_steps"), get("algo.bptt_steps")
+    if isinstance(sequences, int) and isinstance(steps, int) and isinstance(bptt, int):
+        if 0 < bptt < steps and steps % bptt == 0:
+            sequences *= steps // bptt
     mb = values["algo.num_minibatches"]
-    if isinstance(envs, int) and isinstance(mb, int) and envs >= 1 and mb >= 1 and envs % mb:
+    valid = isinstance(sequences, int) and isinstance(mb, int) and sequences >= 1 and mb >= 1
+    if valid and sequences % mb:
         values = dict(values)
         values["algo.num_minibatches"] = max(
-            d for d in range(1, min(mb, envs) + 1) if envs % d == 0
+            d for d in range(1, min(mb, sequences) + 1) if sequences % d == 0
         )
     return values
 

@@ -237,6 +237,19 @@ TEST_CASE("config incompatible num_envs and num_minibatches names both keys") {
   CHECK(has(clip, "policy.core = 'gru' ("));
 }
 
+TEST_CASE("config algo.bptt_steps: a divisor of rollout_steps, minibatches of its sequences") {
+  const std::string odd = load_error("algo:\n  bptt_steps: 5\n");
+  CHECK(has(odd, ".yaml:2: algo.bptt_steps = 5 is out of range"));
+  CHECK(has(odd, "0 (whole rollouts) or a divisor of algo.rollout_steps = 32"));
+  // 8 envs x 32 / 8 = 32 sequences: 3 minibatches do not divide them, 16 would.
+  const std::string mb = load_error("algo:\n  bptt_steps: 8\n  num_minibatches: 3\n");
+  CHECK(has(mb, "algo.num_minibatches = 3"));
+  CHECK(has(mb, "does not divide the 32 training sequences"));
+  CHECK(has(mb, "one of 1, 2, 4, 8, 16, 32"));
+  const std::string dist = load_error("algo:\n  bptt_steps: 8\ndist:\n  sync_frac: 0.6\n");
+  CHECK(has(dist, "cannot be combined with algo.bptt_steps = 8"));
+}
+
 TEST_CASE("config bad --set syntax and unknown --set keys are named") {
   const std::string no_eq = load_error("", {"algo.gamma"});
   CHECK(has(no_eq, "--set 'algo.gamma' has no '='"));

@@ -22,6 +22,18 @@ case_bench_devices_cpu() {
   expect_text '(?s)actor,cpu,4,8,1,.*learner,cpu,2,8,4,'
 }
 
+# recur bench scan: minGRU's sequential and chunked scans at tiny sizes, T below and above the
+# thread count and B = 1 (split over j); the bench itself fails when the two scans disagree.
+case_bench_scan() {
+  run_ok recur bench scan --batch 1,3 --hidden 5 --seq-len 1,7 --threads 1,3 --min-seconds 0.01 --csv
+  expect_text '(?s)1,5,1,1,.*3,5,7,3,[0-9.]+,[0-9.]+,[0-9.]+,'
+}
+
+case_bench_scan_bad_threads() {
+  run_status 2 recur bench scan --threads 0
+  expect_text 'recur bench scan: --threads 0 \(expected counts >= 1\)'
+}
+
 # recur bench train: device pairs side by side (cpu/cpu and auto/auto, which resolves to cpu/cpu
 # without a GPU), rows named by the resolved devices.
 case_bench_train_devices() {

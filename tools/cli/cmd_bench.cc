@@ -1,7 +1,8 @@
-// `recur bench envs|rnn|rnn-gpu|devices|train`: env stepping speed (bench_envs.h), the CPU
-// executors (bench_rnn.h), the GPU executors against the CPU ones (bench_rnn_gpu.h), the whole
-// policy's actor step and PPO minibatch per device (bench_devices.h), and a training config's
-// throughput, synchronous vs async actor-learner (bench_train.h).
+// `recur bench envs|rnn|rnn-gpu|scan|devices|train`: env stepping speed (bench_envs.h), the CPU
+// executors (bench_rnn.h), the GPU executors against the CPU ones (bench_rnn_gpu.h), minGRU's scan
+// sequential vs chunked in T (bench_scan.h), the whole policy's actor step and PPO minibatch per
+// device (bench_devices.h), and a training config's throughput, synchronous vs async
+// actor-learner (bench_train.h).
 #include <fmt/format.h>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "tools/cli/bench/bench_envs.h"
 #include "tools/cli/bench/bench_rnn.h"
 #include "tools/cli/bench/bench_rnn_gpu.h"
+#include "tools/cli/bench/bench_scan.h"
 #include "tools/cli/bench/bench_train.h"
 #include "tools/cli/commands.h"
 
@@ -113,6 +115,47 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
       fmt::print("{:<26} {:>5} {:>5} {:>5} {:>12.2f} {:>14.0f} {:>9.2f} {:>8.1f}%  {}\n", r.mode,
                  r.batch, r.hidden, r.seq_len, r.us_per_call, r.samples_per_s, r.gflops,
                  100 * r.roofline_fraction, r.note);
+    exit_code = 0;
+  });
+}
+
+void add_scan_bench(CLI::App& bench, int& exit_code) {
+  auto* cmd = bench.add_subcommand(
+      "scan", "minGRU's scan on the CPU: sequential (lanes split over threads) vs chunked in T");
+  struct Args {
+    ScanBenchConfig config;
+    bool csv = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--batch", args->config.batch, "Batch sizes B")->delimiter(',');
+  cmd->add_option("--hidden", args->config.hidden, "Hidden sizes H")->delimiter(',');
+  cmd->add_option("--seq-len", args->config.seq_len, "Sequence lengths T")->delimiter(',');
+  cmd->add_option("--threads", args->config.threads, "Thread counts")->delimiter(',');
+  cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
+      ->capture_default_str();
+  cmd->add_flag("--csv", args->csv, "CSV instead of a table");
+  cmd->callback([args, &exit_code] {
+    const auto rows = bench_scan(args->config);
+    if (args->csv) {
+      fmt::print(
+          "batch,hidden,seq_len,threads,sequential_us,chunked_us,chunked_over_sequential,"
+          "max_abs_diff\n");
+      for (const auto& r : rows)
+        fmt::print("{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3g}\n", r.batch, r.hidden, r.seq_len,
+                   r.threads, r.sequential_us, r.chunked_us, r.chunked_over_sequential(),
+                   r.max_abs_diff);
+    } else {
+      fmt::print(
+          "minGRU scan, forward + backward of one layer (the GEMMs not included); sequential = "
+          "the engine's loop over T with the B x H lanes split over the threads, chunked = T cut "
+          "into one chunk per thread (fold, compose, re-run)\n");
+      fmt::print("{:>5} {:>5} {:>6} {:>7} {:>14} {:>12} {:>10} {:>10}\n", "B", "H", "T", "threads",
+                 "sequential us", "chunked us", "chunked/", "max diff");
+      for (const auto& r : rows)
+        fmt::print("{:>5} {:>5} {:>6} {:>7} {:>14.1f} {:>12.1f} {:>9.2f}x {:>10.1e}\n", r.batch,
+                   r.hidden, r.seq_len, r.threads, r.sequential_us, r.chunked_us,
+                   r.chunked_over_sequential(), r.max_abs_diff);
+    }
     exit_code = 0;
   });
 }
@@ -318,6 +361,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
 
   add_rnn_bench(*bench, exit_code);
   add_rnn_gpu_bench(*bench, exit_code);
+  add_scan_bench(*bench, exit_code);
   add_devices_bench(*bench, exit_code);
   add_train_bench(*bench, exit_code);
 }

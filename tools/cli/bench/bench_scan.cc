@@ -17,6 +17,8 @@ namespace {
 
 using Buf = policy::AlignedVector<float>;
 
+constexpr int64_t kMaxElements = int64_t{1} << 24;
+
 // One layer's scan problem in the sequence engine's layouts: zh (T*B, 2H) = [z | h~] after the
 // activations, h / h_prev / dy (T*B, H), rows t * B + b; lane = b * H + j indexes (B, H).
 struct Scan {
@@ -211,16 +213,28 @@ double max_abs_diff(const Buf& a, const Buf& b) {
 }  // namespace
 
 std::vector<ScanBenchRow> bench_scan(const ScanBenchConfig& config) {
+  // Every value is checked before the first row runs.
+  for (int threads : config.threads)
+    RECUR_CHECK(threads >= 1 && threads <= 256,
+                "recur bench scan: --threads {} (expected counts from 1 to 256)", threads);
+  for (int H : config.hidden)
+    for (int B : config.batch)
+      for (int T : config.seq_len) {
+        RECUR_CHECK(H >= 1 && B >= 1 && T >= 1,
+                    "recur bench scan: B {}, H {}, T {} (expected sizes >= 1)", B, H, T);
+        // Seven (T, B, H) float buffers: keep them under ~0.5 GiB.
+        RECUR_CHECK(static_cast<double>(T) * B * H <= kMaxElements,
+                    "recur bench scan: B {} x H {} x T {} = {:.3g} elements per buffer (expected "
+                    "at most {}: use smaller sizes)",
+                    B, H, T, static_cast<double>(T) * B * H, kMaxElements);
+      }
   std::vector<ScanBenchRow> rows;
   Rng rng(1);
   for (int threads : config.threads) {
-    RECUR_CHECK(threads >= 1, "recur bench scan: --threads {} (expected counts >= 1)", threads);
     WorkerPool pool(threads);
     for (int H : config.hidden)
       for (int B : config.batch)
         for (int T : config.seq_len) {
-          RECUR_CHECK(H >= 1 && B >= 1 && T >= 1,
-                      "recur bench scan: B {}, H {}, T {} (expected sizes >= 1)", B, H, T);
           Scan s = make_scan(T, B, H, rng);
           Buf carry(s.lanes()), A(s.lanes() * threads), Bc(s.lanes() * threads);
           ScanBenchRow row{B, H, T, threads};

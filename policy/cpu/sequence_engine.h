@@ -20,7 +20,7 @@
 // the whole cost here (with a narrow input the T*B-row GEMM is small and the time goes to the
 // elementwise passes: `recur bench rnn`). Measured (`recur bench scan`, docs/PERFORMANCE.md): a
 // chunked parallel-in-T scan costs 1.2-1.6x this loop on one thread and, with 2 threads, beats the
-// loop with its lanes split over both only for a single sequence (B = 1) of 256+ steps.
+// loop with its lanes split over both only for a single sequence (B = 1: too few lanes to split).
 //
 // A minGRU stack is residual (core_spec.h): layer k >= 1 outputs h_k + its input, so backward
 // adds the output gradient to the input gradient of that layer.

@@ -217,16 +217,20 @@ std::vector<ScanBenchRow> bench_scan(const ScanBenchConfig& config) {
   for (int threads : config.threads)
     RECUR_CHECK(threads >= 1 && threads <= 256,
                 "recur bench scan: --threads {} (expected counts from 1 to 256)", threads);
+  const int most_threads =
+      config.threads.empty() ? 1 : *std::max_element(config.threads.begin(), config.threads.end());
   for (int H : config.hidden)
     for (int B : config.batch)
       for (int T : config.seq_len) {
         RECUR_CHECK(H >= 1 && B >= 1 && T >= 1,
                     "recur bench scan: B {}, H {}, T {} (expected sizes >= 1)", B, H, T);
-        // Seven (T, B, H) float buffers: keep them under ~0.5 GiB.
-        RECUR_CHECK(static_cast<double>(T) * B * H <= kMaxElements,
-                    "recur bench scan: B {} x H {} x T {} = {:.3g} elements per buffer (expected "
-                    "at most {}: use smaller sizes)",
-                    B, H, T, static_cast<double>(T) * B * H, kMaxElements);
+        // Seven (T, B, H) float buffers and the chunked scan's two (threads, B, H) ones: keep each
+        // under 64 MiB.
+        const double elements = static_cast<double>(std::max(T, most_threads)) * B * H;
+        RECUR_CHECK(elements <= kMaxElements,
+                    "recur bench scan: B {} x H {} x max(T {}, threads {}) = {:.3g} elements per "
+                    "buffer (expected at most {}: use smaller sizes)",
+                    B, H, T, most_threads, elements, kMaxElements);
       }
   std::vector<ScanBenchRow> rows;
   Rng rng(1);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -101,14 +102,10 @@ void chunked(Scan& s, WorkerPool& pool, Buf& A, Buf& Bc) {
   const int C = pool.size();
   const size_t L = s.lanes();
   const Rect all{0, s.B, 0, s.H};
-  auto range = [&](int k, int& t0, int& t1) {
-    t0 = s.T * k / C;
-    t1 = s.T * (k + 1) / C;
-  };
+  auto range = [&](int k) { return std::pair{s.T * k / C, s.T * (k + 1) / C}; };  // [t0, t1)
   // Forward pass 1: each chunk folds its steps, h_end = A h_begin + Bc, per lane.
   pool.run(C, [&](int k) {
-    int t0, t1;
-    range(k, t0, t1);
+    const auto [t0, t1] = range(k);
     float* a = A.data() + k * L;
     float* bc = Bc.data() + k * L;
     std::fill(a, a + L, 1.0f);
@@ -139,14 +136,12 @@ void chunked(Scan& s, WorkerPool& pool, Buf& A, Buf& Bc) {
   }
   // Pass 3: each chunk re-runs its steps from its carry.
   pool.run(C, [&](int k) {
-    int t0, t1;
-    range(k, t0, t1);
+    const auto [t0, t1] = range(k);
     forward_steps(s, all, t0, t1, A.data() + k * L);
   });
   // Backward, the same three passes from the last step down: n_out = A n_in + Bc.
   pool.run(C, [&](int k) {
-    int t0, t1;
-    range(k, t0, t1);
+    const auto [t0, t1] = range(k);
     float* a = A.data() + k * L;
     float* bc = Bc.data() + k * L;
     std::fill(a, a + L, 1.0f);
@@ -176,8 +171,7 @@ void chunked(Scan& s, WorkerPool& pool, Buf& A, Buf& Bc) {
     s.dh0[l] = n;
   }
   pool.run(C, [&](int k) {
-    int t0, t1;
-    range(k, t0, t1);
+    const auto [t0, t1] = range(k);
     backward_steps(s, all, t0, t1, A.data() + k * L);
   });
 }

@@ -20,11 +20,12 @@ policy::Placement resolve_placement(const std::string& key, const std::string& v
   if (p.device == policy::Device::kCuda && value == "auto") {
     // A GPU is there, but not for this core in this role: auto means "the best that runs".
     const policy::CellType cell = policy::parse_cell_type(core);
-    // Every cell has a CUDA step kernel and a GPU learner; the fused sequence kernels of mingru
-    // and lstm_ln (policy/cuda/cuda_sequence_executor.h) are taken when asked for by name, not
-    // by `auto`, until they have run on a GPU (their parity tests skip on machines without one).
-    const bool runs = key != "device.learner" ||
-                      (cell != policy::CellType::kMinGru && cell != policy::CellType::kLstmLn);
+    // Every cell has a CUDA step kernel and a GPU learner; the fused sequence kernels of the
+    // minGRUs and lstm_ln (policy/cuda/cuda_sequence_executor.h) are taken when asked for by name,
+    // not by `auto`, until they have run on a GPU (their parity tests skip on machines without
+    // one).
+    const bool runs =
+        key != "device.learner" || (!policy::is_mingru(cell) && cell != policy::CellType::kLstmLn);
     if (!runs) {
       p.device = policy::Device::kCpu;
       why = fmt::format(

@@ -119,8 +119,8 @@ policy::PolicySpec make_policy_spec(const PolicyConfig& config, const envs::Spac
 
 // device.actor / device.learner against this build and machine (`auto` is logged with its
 // reason); recur::Error when the choice cannot run here. `auto` also stays on the CPU for the
-// learner of mingru and lstm_ln (policy.core, `core`), whose fused CUDA sequence kernels have not
-// yet run on a GPU; `cuda` takes them.
+// learner of mingru, mingru_highway and lstm_ln (policy.core, `core`), whose fused CUDA sequence
+// kernels have not yet run on a GPU; `cuda` takes them.
 policy::Placement resolve_placement(const std::string& key, const std::string& value,
                                     const DeviceConfig& device, const policy::DeviceReport& report,
                                     const std::string& core);

@@ -24,6 +24,7 @@ __device__ float sigmoid(float x) {
 __global__ void cell_gates_kernel(CellGatesArgs a) {
   const int H = a.hidden;
   const int C = a.cell == Cell::kLstm || a.cell == Cell::kGru ? 4 * H
+                : a.cell == Cell::kMinGruHighway              ? 3 * H
                 : a.cell == Cell::kMinGru                     ? 2 * H
                                                               : H;
   const size_t n = static_cast<size_t>(a.batch) * H;
@@ -64,7 +65,8 @@ __global__ void cell_gates_kernel(CellGatesArgs a) {
       case Cell::kRnnRelu:
         h_new = fmaxf(pre(0), 0.0f);
         break;
-      case Cell::kMinGru: {
+      case Cell::kMinGru:
+      case Cell::kMinGruHighway: {
         // h' = h + z (h~ - h), as gate_math::mingru_forward (the h rows of w are zero).
         const float z = sigmoid(pre(0)), h_tilde = pre(1);
         h_new = *h + z * (h_tilde - *h);
@@ -74,8 +76,16 @@ __global__ void cell_gates_kernel(CellGatesArgs a) {
         break;  // layer_norm_lstm_kernel's (launch_cell_gates never sends it here)
     }
     *h = h_new;
-    // A residual minGRU layer outputs h_k + its input; its state stays h_k.
-    const float out = a.residual ? h_new + a.residual[b * a.residual_stride + j] : h_new;
+    // A residual minGRU layer outputs h_k + its input; a highway layer s h_k + (1 - s) its input
+    // (0 at layer 0), as gate_math::highway_forward; the state stays h_k.
+    float out = h_new;
+    if (a.cell == Cell::kMinGruHighway) {
+      const float s = sigmoid(pre(2));
+      out = a.residual ? a.residual[b * a.residual_stride + j] : 0.0f;
+      out = a.residual ? out + s * (h_new - out) : s * h_new;
+    } else if (a.residual) {
+      out = h_new + a.residual[b * a.residual_stride + j];
+    }
     if (a.h_next) a.h_next[b * a.next_stride + j] = out;
     if (a.out) a.out[i] = out;
   }

@@ -27,7 +27,7 @@ namespace recur::kernels {
 #define RECUR_HOST_DEVICE
 #endif
 
-enum class Cell : int { kLstm, kGru, kRnnTanh, kRnnRelu, kLstmLn, kMinGru };
+enum class Cell : int { kLstm, kGru, kRnnTanh, kRnnRelu, kLstmLn, kMinGru, kMinGruHighway };
 
 // Float offset of layer k in the xh stack described above.
 RECUR_HOST_DEVICE inline size_t xh_stack_offset(int layer, int batch, int input, int hidden) {
@@ -45,8 +45,8 @@ struct CellGatesArgs {
   int batch = 0;        // B
   int hidden = 0;       // H
   float cell_clip = 0;  // LSTM, when > 0: c is stored raw and clamped to [-clip, clip] when read
-  // (B, C) = [x, h] * w, no bias. C = 4H: LSTM and LSTM_LN i|f|g|o, GRU r|z|n_x|n_h; C = 2H:
-  // MINGRU z|h~; C = H for RNN.
+  // (B, C) = [x, h] * w, no bias. C = 4H: LSTM and LSTM_LN i|f|g|o, GRU r|z|n_x|n_h; C = 3H:
+  // MINGRU_HIGHWAY z|h~|p; C = 2H: MINGRU z|h~; C = H for RNN.
   const float* gates = nullptr;
   const float* bias_ih = nullptr;  // (G*H) canonical b_W, gate blocks in canonical order
   const float* bias_hh = nullptr;  // (G*H) canonical b_R
@@ -62,6 +62,8 @@ struct CellGatesArgs {
   float norm_epsilon = 0;
   // MINGRU layers k >= 1 of a residual stack (policy/core_spec.h): this layer's input (B,
   // residual_stride), added to the new h for h_next and out (the state keeps h alone); else null.
+  // MINGRU_HIGHWAY layers k >= 1: the same input, out_{k-1} of the highway s h + (1 - s) out_{k-1}
+  // (null at layer 0, where out_{-1} = 0).
   const float* residual = nullptr;
   int residual_stride = 0;
 };

@@ -12,8 +12,10 @@
 //      h = h_prev + z (h~ - h_prev) (mingru_chunk_forward).
 // Backward is the same scan from t = T - 1 down on the carry n (the gradient reaching h_t from
 // step t + 1): g_t = dh_out_t + n_t, n_{t-1} = a_t g_t.
-// Layouts are the sequence engine's: zh (T*B, 2H) [z | h~], h/h_prev/dh_out (T*B, H), rows
-// t * B + b. Plain C++ without nvcc.
+// Layouts are the sequence engine's: zh (T*B, G*H) [z | h~] (G = 2) or [z | h~ | p] (G = 3,
+// mingru_highway: the scan reads the first two blocks), h/h_prev/dh_out (T*B, H), rows t * B + b.
+// The highway's elementwise halves (highway_forward_at, highway_backward_at) are here too, so
+// the same CPU test checks them. Plain C++ without nvcc.
 #pragma once
 
 #include <cmath>
@@ -40,6 +42,7 @@ RECUR_HD inline float mingru_sigmoid(float x) {
 struct ScanColumn {
   int T, B, H;
   int b, j;  // the column
+  int G;     // gate blocks per row of zh: 2 (mingru) or 3 (mingru_highway)
 };
 
 // Pass 1 of the forward for one column's chunk [t0, t1): z = sigmoid(z + b_z) and h~ + b_h in
@@ -47,7 +50,7 @@ struct ScanColumn {
 RECUR_HD inline void mingru_fold_forward(const ScanColumn& c, int t0, int t1, float* zh,
                                          const float* bias, const uint8_t* starts, float& A,
                                          float& Bc) {
-  const size_t zw = 2 * static_cast<size_t>(c.H);
+  const size_t zw = static_cast<size_t>(c.G) * c.H;
   A = 1.0f;
   Bc = 0.0f;
   for (int t = t0; t < t1; ++t) {
@@ -78,7 +81,7 @@ RECUR_HD inline void mingru_compose_forward(float* A, float* Bc, size_t stride, 
 RECUR_HD inline void mingru_chunk_forward(const ScanColumn& c, int t0, int t1, const float* zh,
                                           const uint8_t* starts, float h, float* h_prev,
                                           float* h_out) {
-  const size_t zw = 2 * static_cast<size_t>(c.H);
+  const size_t zw = static_cast<size_t>(c.G) * c.H;
   for (int t = t0; t < t1; ++t) {
     const size_t row = static_cast<size_t>(t) * c.B + c.b;
     const float* r = zh + row * zw;
@@ -94,7 +97,7 @@ RECUR_HD inline void mingru_chunk_forward(const ScanColumn& c, int t0, int t1, c
 RECUR_HD inline void mingru_fold_backward(const ScanColumn& c, int t0, int t1, const float* zh,
                                           const uint8_t* starts, const float* dh_out, float& A,
                                           float& Bc) {
-  const size_t zw = 2 * static_cast<size_t>(c.H);
+  const size_t zw = static_cast<size_t>(c.G) * c.H;
   A = 1.0f;
   Bc = 0.0f;
   for (int t = t1 - 1; t >= t0; --t) {
@@ -122,7 +125,7 @@ RECUR_HD inline float mingru_compose_backward(float* A, float* Bc, size_t stride
 RECUR_HD inline void mingru_chunk_backward(const ScanColumn& c, int t0, int t1, const float* zh,
                                            const uint8_t* starts, const float* h_prev,
                                            const float* dh_out, float n, float* dzh) {
-  const size_t zw = 2 * static_cast<size_t>(c.H);
+  const size_t zw = static_cast<size_t>(c.G) * c.H;
   for (int t = t1 - 1; t >= t0; --t) {
     const size_t row = static_cast<size_t>(t) * c.B + c.b;
     const float* r = zh + row * zw;
@@ -133,6 +136,27 @@ RECUR_HD inline void mingru_chunk_backward(const ScanColumn& c, int t0, int t1, 
     d[c.H + c.j] = dh * z;
     n = starts[row] ? 0.0f : dh * (1.0f - z);
   }
+}
+
+// The gated highway of a mingru_highway layer (policy/core_spec.h) at one element, after the
+// scan: p is the third block's pre-activation (no bias) in and s = sigmoid(p + b_p) out (backward
+// reads it); below is out_{k-1}, or null at layer 0 (out_{-1} = 0). Returns out_k, with
+// gate_math::highway_forward's op order: below + s (h - below), or s h.
+RECUR_HD inline float highway_forward_at(float& p, float b_p, float h, const float* below) {
+  const float s = mingru_sigmoid(p + b_p);
+  p = s;
+  return below ? *below + s * (h - *below) : s * h;
+}
+
+// Its transpose, before the scan's backward: dout (the output's gradient) in, dh = dout s out;
+// dp = dout (h - below) s (1 - s) (p's pre-activation gradient); *dskip = dout (1 - s) where
+// there is a layer below (dskip null at layer 0).
+RECUR_HD inline void highway_backward_at(float s, float h, const float* below, float& dout,
+                                         float& dp, float* dskip) {
+  const float d = dout;
+  dp = d * (h - (below ? *below : 0.0f)) * s * (1.0f - s);
+  if (dskip) *dskip = d * (1.0f - s);
+  dout = d * s;
 }
 
 }  // namespace recur::kernels

@@ -176,8 +176,9 @@ __global__ void __launch_bounds__(kScanColumns* kScanChunks) mingru_scan_kernel(
   const size_t cols = static_cast<size_t>(a.B) * a.H;
   const size_t col = blockIdx.x * static_cast<size_t>(kScanColumns) + threadIdx.x;
   const bool live = col < cols;  // every thread reaches the barriers
-  const ScanColumn c{a.T, a.B, a.H, live ? static_cast<int>(col / a.H) : 0,
-                     live ? static_cast<int>(col % a.H) : 0};
+  const ScanColumn c{
+      a.T, a.B, a.H, live ? static_cast<int>(col / a.H) : 0, live ? static_cast<int>(col % a.H) : 0,
+      a.G};
   int t0 = 0, t1 = 0;
   mingru_chunk_range(a.T, static_cast<int>(threadIdx.y), t0, t1);
   float A = 1.0f, Bc = 0.0f;
@@ -199,8 +200,9 @@ __global__ void __launch_bounds__(kScanColumns* kScanChunks)
   const size_t cols = static_cast<size_t>(a.B) * a.H;
   const size_t col = blockIdx.x * static_cast<size_t>(kScanColumns) + threadIdx.x;
   const bool live = col < cols;
-  const ScanColumn c{a.T, a.B, a.H, live ? static_cast<int>(col / a.H) : 0,
-                     live ? static_cast<int>(col % a.H) : 0};
+  const ScanColumn c{
+      a.T, a.B, a.H, live ? static_cast<int>(col / a.H) : 0, live ? static_cast<int>(col % a.H) : 0,
+      a.G};
   int t0 = 0, t1 = 0;
   mingru_chunk_range(a.T, static_cast<int>(threadIdx.y), t0, t1);
   float A = 1.0f, Bc = 0.0f;
@@ -228,6 +230,29 @@ __global__ void column_sums_kernel(const float* __restrict__ a, const float* __r
       s += w ? static_cast<double>(a[i]) * static_cast<double>(w[i]) : static_cast<double>(a[i]);
     }
     out[j] += static_cast<float>(s);
+  }
+}
+
+// One thread per (row, unit) of the highway; grid-stride.
+__global__ void highway_forward_kernel(HighwayForward a) {
+  const long long n = a.rows * a.H;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long r = i / a.H;
+    const int j = static_cast<int>(i % a.H);
+    float& p = a.gates[r * 3 * a.H + 2 * a.H + j];
+    a.out[i] = highway_forward_at(p, a.bias_p[j], a.h[i], a.below ? a.below + i : nullptr);
+  }
+}
+
+__global__ void highway_backward_kernel(HighwayBackward a) {
+  const long long n = a.rows * a.H;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long r = i / a.H;
+    const long long pj = r * 3 * a.H + 2 * a.H + i % a.H;
+    highway_backward_at(a.gates[pj], a.h[i], a.below ? a.below + i : nullptr, a.dout[i],
+                        a.dgates[pj], a.dskip ? a.dskip + i : nullptr);
   }
 }
 
@@ -283,6 +308,20 @@ void launch_column_sums(const float* a, const float* w, int rows, int cols, floa
   if (rows <= 0 || cols <= 0) return;
   const int grid = grid_for(static_cast<size_t>(cols));
   column_sums_kernel<<<grid, kBlock, 0, stream>>>(a, w, rows, cols, out);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_highway_forward(const HighwayForward& a, cudaStream_t stream) {
+  const long long n = a.rows * a.H;
+  if (n <= 0) return;
+  highway_forward_kernel<<<grid_for(static_cast<size_t>(n)), kBlock, 0, stream>>>(a);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_highway_backward(const HighwayBackward& a, cudaStream_t stream) {
+  const long long n = a.rows * a.H;
+  if (n <= 0) return;
+  highway_backward_kernel<<<grid_for(static_cast<size_t>(n)), kBlock, 0, stream>>>(a);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -66,8 +66,9 @@ void launch_ln_lstm_step_grad(const LnLstmStepGrad& a, cudaStream_t stream);
 // from its carry with the CPU engine's update h += z (h~ - h), writing every step.
 struct MinGruScan {
   int T = 0, B = 0, H = 0;
-  float* zh = nullptr;              // (T*B, 2H) [z | h~] input projection in (no bias); out:
-                                    // sigmoid(z + b_z) and h~ + b_h
+  int G = 2;                        // gate blocks per row: 2, or 3 with mingru_highway's p
+  float* zh = nullptr;              // (T*B, G*H) [z | h~ (| p)] input projection in (no bias);
+                                    // out: sigmoid(z + b_z) and h~ + b_h (p untouched)
   const float* bias = nullptr;      // (2H) bias_ih
   const uint8_t* starts = nullptr;  // (T*B) episode starts
   const float* h0 = nullptr;        // (B, H) initial state
@@ -81,14 +82,42 @@ void launch_mingru_scan(const MinGruScan& a, cudaStream_t stream);
 // dh0 = a_0 g_0 (the initial state's gradient; null: not wanted).
 struct MinGruScanGrad {
   int T = 0, B = 0, H = 0;
-  const float* zh = nullptr;  // activations of the forward [z | h~]
+  int G = 2;                  // as MinGruScan's
+  const float* zh = nullptr;  // activations of the forward [z | h~ (| s)]
   const uint8_t* starts = nullptr;
   const float* h_prev = nullptr;
   const float* dh_out = nullptr;  // (T*B, H)
-  float* dzh = nullptr;           // (T*B, 2H)
+  float* dzh = nullptr;           // (T*B, G*H): blocks z and h~ written
   float* dh0 = nullptr;           // (B, H) or null
 };
 void launch_mingru_scan_grad(const MinGruScanGrad& a, cudaStream_t stream);
+
+// mingru_highway's gated highway over all T*B rows of a layer after its scan, one thread per
+// element (kernels/mingru_scan_math.h's highway_forward_at): out = s h + (1 - s) below with
+// s = sigmoid(p + b_p); p, the third gate block, becomes s.
+struct HighwayForward {
+  long long rows = 0;  // T*B
+  int H = 0;
+  float* gates = nullptr;         // (rows, 3H): block 2 p in, s out
+  const float* bias_p = nullptr;  // (H): bias_ih's third block
+  const float* h = nullptr;       // (rows, H) the scan's output
+  const float* below = nullptr;   // (rows, H) out_{k-1}, or null at layer 0
+  float* out = nullptr;           // (rows, H)
+};
+void launch_highway_forward(const HighwayForward& a, cudaStream_t stream);
+
+// Its transpose (highway_backward_at), before the scan's backward: dout becomes dh in place.
+struct HighwayBackward {
+  long long rows = 0;
+  int H = 0;
+  const float* gates = nullptr;  // (rows, 3H): block 2 holds s
+  const float* h = nullptr;      // (rows, H)
+  const float* below = nullptr;  // (rows, H) or null at layer 0
+  float* dout = nullptr;         // (rows, H): d out in, d h out
+  float* dgates = nullptr;       // (rows, 3H): block 2 gets d p
+  float* dskip = nullptr;        // (rows, H) d below, or null at layer 0
+};
+void launch_highway_backward(const HighwayBackward& a, cudaStream_t stream);
 
 // out[j] += sum over rows r of a[r, j] * (w ? w[r, j] : 1), a and w (rows, cols) row-major; one
 // thread per column summing its rows in order in double: deterministic. The bias and LayerNorm

@@ -20,16 +20,20 @@ std::string_view to_string(CellType cell) {
       return "mingru";
     case CellType::kLstmLn:
       return "lstm_ln";
+    case CellType::kMinGruHighway:
+      return "mingru_highway";
   }
   return "?";
 }
 
 CellType parse_cell_type(std::string_view name) {
   for (CellType c : {CellType::kLstm, CellType::kGru, CellType::kRnnTanh, CellType::kRnnRelu,
-                     CellType::kMinGru, CellType::kLstmLn})
+                     CellType::kMinGru, CellType::kLstmLn, CellType::kMinGruHighway})
     if (to_string(c) == name) return c;
-  throw Error(fmt::format(
-      "cell type '{}' is unknown; use lstm, gru, rnn_tanh, rnn_relu, mingru or lstm_ln", name));
+  throw Error(
+      fmt::format("cell type '{}' is unknown; use lstm, gru, rnn_tanh, rnn_relu, mingru, "
+                  "mingru_highway or lstm_ln",
+                  name));
 }
 
 void CoreSpec::validate() const {
@@ -49,10 +53,11 @@ void require_cuda_core(const CoreSpec& spec) {
 }
 
 void require_cudnn_core(const CoreSpec& spec) {
-  RECUR_CHECK(spec.cell != CellType::kMinGru,
-              "policy.core = mingru: cuDNN's RNN has no minGRU; the GPU learner runs it on recur's "
+  RECUR_CHECK(!is_mingru(spec.cell),
+              "policy.core = {}: cuDNN's RNN has no minGRU; the GPU learner runs it on recur's "
               "fused CUDA sequence executor (policy/cuda/cuda_sequence_executor.h), or set "
-              "device.learner: cpu, or choose policy.core: gru");
+              "device.learner: cpu, or choose policy.core: gru",
+              to_string(spec.cell));
   RECUR_CHECK(spec.cell != CellType::kLstmLn,
               "policy.core = lstm_ln: cuDNN's fused RNN has no layer norm; the GPU learner runs "
               "it on recur's fused CUDA sequence executor (policy/cuda/cuda_sequence_executor.h), "

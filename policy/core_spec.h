@@ -42,11 +42,20 @@
 //   the converter moves it (policy/convert/tf_layer_norm_lstm.h). eps is CoreSpec::norm_epsilon
 //   (1e-5 as PyTorch's and ONNX's LayerNorm; TF's contrib layer_norm uses 1e-12, which an
 //   imported TF cell keeps).
-//   Stacks are residual (PufferLib 4.0 stacks minGRU with a highway/residual connection; recur's
-//   form is the plain identity skip): layer k's OUTPUT, the input of layer k+1 and for the top
-//   layer the core's output, is
+//   Stacks are residual, with the plain identity skip: layer k's OUTPUT, the input of layer k+1
+//   and for the top layer the core's output, is
 //     out_0 = h_0,   out_k = h_k + out_{k-1} (k >= 1; both have H units)
 //   while its STATE stays h_k (what the state buffer holds and an episode start zeroes).
+//   MINGRU_HIGHWAY (G = 3: z, h~, p): minGRU's cell with the gated highway PufferLib 4.0 stacks
+//   it with (src/models.cu): a third block, read from the layer's input as the others, gates
+//   between this layer's h and the output below it
+//     z, h~ and h' as MINGRU                         s = sigmoid(W_p x + b_p)
+//     out_k = s * h_k + (1 - s) * out_{k-1}   with out_{-1} = 0, so out_0 = s * h_0
+//   (layer 0's input is the env features, of another width than H, so there its highway gates h_0
+//   against zero: an output gate that reads no state). s reads x alone, so a whole sequence is
+//   still one input GEMM, the linear scan and one elementwise pass; the STATE stays h_k.
+//   Measured (docs/PERFORMANCE.md, "minGRU"): with identity skips minGRU needs 4 layers of 128 to
+//   learn RepeatPreviousEasy; with the highway 2 layers do.
 //
 // State per layer: h (H) for all cells, plus c (H) for LSTM. Layout of a state buffer for B
 // slots: (layers, B, H) for h and (layers, B, H) for c, as cuDNN's hx/cx.
@@ -57,26 +66,35 @@
 
 namespace recur::policy {
 
-enum class CellType { kLstm, kGru, kRnnTanh, kRnnRelu, kMinGru, kLstmLn };
+enum class CellType { kLstm, kGru, kRnnTanh, kRnnRelu, kMinGru, kLstmLn, kMinGruHighway };
 
-// "lstm", "gru", "rnn_tanh", "rnn_relu", "mingru", "lstm_ln"
+// "lstm", "gru", "rnn_tanh", "rnn_relu", "mingru", "lstm_ln", "mingru_highway"
 std::string_view to_string(CellType cell);
 // Throws recur::Error listing the allowed names.
 CellType parse_cell_type(std::string_view name);
 
 constexpr int num_gates(CellType cell) {
-  return cell == CellType::kLstm || cell == CellType::kLstmLn ? 4
-         : cell == CellType::kGru                             ? 3
-         : cell == CellType::kMinGru                          ? 2
-                                                              : 1;
+  return cell == CellType::kLstm || cell == CellType::kLstmLn         ? 4
+         : cell == CellType::kGru || cell == CellType::kMinGruHighway ? 3
+         : cell == CellType::kMinGru                                  ? 2
+                                                                      : 1;
+}
+// Both minGRU cells: gates that read x alone, and the scan h' = h + z (h~ - h).
+constexpr bool is_mingru(CellType cell) {
+  return cell == CellType::kMinGru || cell == CellType::kMinGruHighway;
 }
 // False for minGRU: its canonical weights have no weight_hh / bias_hh (empty vectors).
 constexpr bool has_recurrent_weights(CellType cell) {
-  return cell != CellType::kMinGru;
+  return !is_mingru(cell);
 }
 // True where layer k >= 1 adds its input to its h (core_spec.h's residual minGRU stack).
 constexpr bool has_residual_stack(CellType cell) {
   return cell == CellType::kMinGru;
+}
+// True where every layer's output is the gated highway s h_k + (1 - s) out_{k-1} (core_spec.h's
+// MINGRU_HIGHWAY; the gate s is the third block).
+constexpr bool has_highway_stack(CellType cell) {
+  return cell == CellType::kMinGruHighway;
 }
 constexpr bool has_cell_state(CellType cell) {
   return cell == CellType::kLstm || cell == CellType::kLstmLn;
@@ -122,8 +140,8 @@ struct CoreSpec {
 // Every cell has one now (kernels/cell_gates.h); the check stays the one place to refuse a
 // future cell.
 void require_cuda_core(const CoreSpec& spec);
-// The same for cuDNN's sequence executor and its weight space: refuses mingru and lstm_ln, which
-// cuDNN's fused RNN cannot run (the GPU learner runs them on recur's fused CUDA sequence
+// The same for cuDNN's sequence executor and its weight space: refuses both minGRUs and lstm_ln,
+// which cuDNN's fused RNN cannot run (the GPU learner runs them on recur's fused CUDA sequence
 // executor instead: make_gpu_sequence_executor chooses).
 void require_cudnn_core(const CoreSpec& spec);
 

@@ -52,6 +52,13 @@ class ReferenceCore {
         cell(k, in_.data(), h, c);
         if (k > 0 && has_residual_stack(spec_.cell)) {
           for (int j = 0; j < H; ++j) in_[j] += h[j];  // out_k = h_k + out_{k-1}
+        } else if (has_highway_stack(spec_.cell)) {
+          // out_k = s h_k + (1 - s) out_{k-1}, s from the third block; out_{-1} = 0.
+          for (int j = 0; j < H; ++j) {
+            const S s = sigmoid(xw_[static_cast<size_t>(2 * H + j)]);
+            const S below = k == 0 ? S(0) : in_[static_cast<size_t>(j)];
+            in_[static_cast<size_t>(j)] = s * h[j] + (S(1) - s) * below;
+          }
         } else {
           std::copy(h, h + H, in_.begin());
         }
@@ -165,7 +172,8 @@ class ReferenceCore {
         for (int j = 0; j < H; ++j) h[j] = act_[3 * H + j] * tmp_[j];
         break;
       }
-      case CellType::kMinGru:  // no R: xw_ alone; h' = (1 - z) h + z h~
+      case CellType::kMinGru:         // no R: xw_ alone; h' = (1 - z) h + z h~
+      case CellType::kMinGruHighway:  // the same; its third block is the highway's (step())
         for (int j = 0; j < H; ++j) act_[j] = sigmoid(xw_[j]);  // z
         for (int j = 0; j < H; ++j) h[j] = (S(1) - act_[j]) * h[j] + act_[j] * xw_[H + j];
         break;

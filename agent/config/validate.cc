@@ -87,7 +87,7 @@ void check_policy(const Checker& c, const PolicyConfig& p) {
     c.require(width >= 1, "policy.head", p.head, "a list of widths >= 1 ([] for linear heads)");
   c.require_choice("policy.activation", p.activation, {"tanh", "relu"});
   c.require_choice("policy.core", p.core,
-                   {"lstm", "gru", "rnn_tanh", "rnn_relu", "mingru", "lstm_ln"});
+                   {"lstm", "gru", "rnn_tanh", "rnn_relu", "mingru", "mingru_highway", "lstm_ln"});
   c.require(p.hidden >= 1, "policy.hidden", p.hidden, ">= 1");
   c.require(p.layers >= 1 && p.layers <= 16, "policy.layers", p.layers, "in [1, 16]");
   c.require(p.cell_clip >= 0, "policy.cell_clip", p.cell_clip, ">= 0 (0 = off)");

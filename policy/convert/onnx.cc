@@ -234,10 +234,14 @@ LayerState clipped_lstm_layer(GraphBuilder& gb, const LayerWeights& w, const Cor
 
 // One minGRU layer as primitive ops (core_spec.h; ONNX has no minGRU node):
 //   [z_pre, h~] = x W_ih^T + b_ih,  z = sigmoid(z_pre),  h' = h + z * (h~ - h)
-// (= (1 - z) h + z h~, the form the CPU executors compute).
+// (= (1 - z) h + z h~, the form the CPU executors compute). mingru_highway has a third block p:
+//   s = sigmoid(p),  out = below + s * (h' - below)  (= s h' + (1 - s) below; layer 0: s * h')
+// where below is x, this layer's input, from layer 1 on; *out gets the highway's output (left
+// alone for plain mingru).
 LayerState mingru_layer(GraphBuilder& gb, const LayerWeights& w, const CoreSpec& spec, int k,
-                        const std::string& x, const LayerState& in, const std::string& scope) {
-  const int H = spec.hidden, in_k = spec.layer_input(k), G = 2;
+                        const std::string& x, const LayerState& in, const std::string& scope,
+                        std::string* out) {
+  const int H = spec.hidden, in_k = spec.layer_input(k), G = spec.gates();
   const std::string p = fmt::format("{}.l{}.", scope, k);
   std::vector<float> wt(static_cast<size_t>(in_k) * G * H);  // W_ih^T: (in_k, 2H)
   for (int r = 0; r < G * H; ++r)
@@ -245,13 +249,20 @@ LayerState mingru_layer(GraphBuilder& gb, const LayerWeights& w, const CoreSpec&
       wt[static_cast<size_t>(i) * G * H + r] = w.weight_ih[static_cast<size_t>(r) * in_k + i];
   const std::string WT = gb.floats(p + "W_T", {in_k, G * H}, wt);
   const std::string B = gb.floats(p + "bias", {G * H}, w.bias_ih);
-  const std::string split = gb.ints(p + "split", {H, H});
+  const std::string split = gb.ints(p + "split", std::vector<int64_t>(static_cast<size_t>(G), H));
   const std::string pre = gb.op("Add", {gb.op("MatMul", {x, WT}, scope), B}, scope);
-  onnx::NodeProto& parts = gb.node("Split", {pre, split}, {"", ""}, scope);
+  onnx::NodeProto& parts =
+      gb.node("Split", {pre, split}, std::vector<std::string>(static_cast<size_t>(G)), scope);
   set_int(parts, "axis", 2);
   const std::string z = gb.op("Sigmoid", {parts.output(0)}, scope);
   const std::string delta = gb.op("Sub", {parts.output(1), in.h}, scope);
   const std::string h = gb.op("Add", {in.h, gb.op("Mul", {z, delta}, scope)}, scope, p + "h");
+  if (has_highway_stack(spec.cell)) {
+    const std::string gate = gb.op("Sigmoid", {parts.output(2)}, scope);
+    *out = k == 0
+               ? gb.op("Mul", {gate, h}, scope)
+               : gb.op("Add", {x, gb.op("Mul", {gate, gb.op("Sub", {h, x}, scope)}, scope)}, scope);
+  }
   return {h, ""};
 }
 
@@ -346,15 +357,19 @@ std::string add_core(GraphBuilder& gb, const CanonicalWeights& weights, const st
   for (int k = 0; k < spec.layers; ++k) {
     const LayerState state{layer_of(h0, k), lstm ? layer_of(c0, k) : ""};
     const LayerWeights& w = weights.layers[static_cast<size_t>(k)];
+    std::string highway;  // mingru_highway's layer output
     const LayerState next =
-        spec.cell == CellType::kMinGru   ? mingru_layer(gb, w, spec, k, in, state, scope)
+        is_mingru(spec.cell)             ? mingru_layer(gb, w, spec, k, in, state, scope, &highway)
         : spec.cell == CellType::kLstmLn ? layer_norm_lstm_layer(gb, w, spec, k, in, state, scope)
         : lstm && spec.cell_clip > 0     ? clipped_lstm_layer(gb, w, spec, k, in, state, scope)
                                          : fused_layer(gb, w, spec, k, in, state, scope);
     hs.push_back(next.h);
     if (lstm) cs.push_back(next.c);
-    // A residual minGRU stack outputs h_k + out_{k-1} from layer 1 on (core_spec.h).
-    in = k > 0 && has_residual_stack(spec.cell) ? gb.op("Add", {next.h, in}, scope) : next.h;
+    // A residual minGRU stack outputs h_k + out_{k-1} from layer 1 on; a highway its own output
+    // (core_spec.h).
+    in = !highway.empty()                         ? highway
+         : k > 0 && has_residual_stack(spec.cell) ? gb.op("Add", {next.h, in}, scope)
+                                                  : next.h;
   }
   set_int(gb.node("Concat", hs, {prefix + "h_out"}, scope), "axis", 0);
   if (lstm) set_int(gb.node("Concat", cs, {prefix + "c_out"}, scope), "axis", 0);
@@ -544,6 +559,8 @@ void describe_model(onnx::ModelProto& model, const PolicySpec& spec,
     meta["action_high"] = fmt::format("{}", fmt::join(high, ","));
   }
   meta["core.ops"] = spec.cell == CellType::kMinGru ? "unrolled minGRU step (MatMul, Sigmoid)"
+                     : has_highway_stack(spec.cell)
+                         ? "unrolled minGRU step with gated highway (MatMul, Sigmoid)"
                      : spec.cell == CellType::kLstmLn
                          ? "unrolled layer-norm LSTM step (MatMul, ReduceMean layer norm)"
                      : has_cell_state(spec.cell) && spec.cell_clip > 0

@@ -29,7 +29,7 @@ CpuStepExecutor::CpuStepExecutor(const CoreSpec& spec, int slots) : StepExecutor
   c_.assign(has_cell_state(spec.cell) ? lbh : 0, 0.0f);
   xh_.assign(static_cast<size_t>(slots) * (std::max(spec.input, H) + H), 0.0f);
   gates_.assign(static_cast<size_t>(slots) * C, 0.0f);
-  if (has_residual_stack(spec.cell) && spec.layers > 1)
+  if ((has_residual_stack(spec.cell) && spec.layers > 1) || has_highway_stack(spec.cell))
     out_.assign(static_cast<size_t>(slots) * H, 0.0f);
 }
 
@@ -111,7 +111,8 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
                                 std::span<float> h_out) {
   const int B = slots(), H = spec().hidden, C = columns(), L = spec().layers;
   const bool lstm = has_cell_state(spec().cell);
-  const bool residual = !out_.empty();  // a minGRU stack: out_ is the running out_k
+  const bool stacked = !out_.empty();  // a minGRU stack: out_ is the running out_k
+  const bool highway = has_highway_stack(spec().cell);
   const float clip = spec().cell_clip;
   // Resets first, as an explicit mask on every layer's state.
   for (int b = 0; b < B; ++b) {
@@ -127,9 +128,9 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
     const int width = rows(k);  // in + H, or in alone for minGRU (no h rows)
     float* hk = h_.data() + static_cast<size_t>(k) * B * H;
     float* ck = lstm ? c_.data() + static_cast<size_t>(k) * B * H : nullptr;
-    const float* input = k == 0     ? x.data()
-                         : residual ? out_.data()
-                                    : h_.data() + static_cast<size_t>(k - 1) * B * H;
+    const float* input = k == 0    ? x.data()
+                         : stacked ? out_.data()
+                                   : h_.data() + static_cast<size_t>(k - 1) * B * H;
     for (int b = 0; b < B; ++b) {
       float* row = xh_.data() + static_cast<size_t>(b) * width;
       std::copy_n(input + static_cast<size_t>(b) * in, in, row);
@@ -161,8 +162,13 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
       case CellType::kMinGru:
         gate_math::mingru_forward<float>(gates, h);
         break;
+      case CellType::kMinGruHighway:  // [z | h~ | p]: the scan, then the highway
+        gate_math::mingru_forward<float>(gates.leftCols(2 * H), h);
+        gate_math::highway_forward<float>(gates.rightCols(H), h, Eigen::Map<Mat>(out_.data(), B, H),
+                                          k > 0);
+        break;
     }
-    if (residual) {  // out_0 = h_0, out_k = h_k + out_{k-1} (core_spec.h)
+    if (stacked && !highway) {  // out_0 = h_0, out_k = h_k + out_{k-1} (core_spec.h)
       Eigen::Map<Mat> out(out_.data(), B, H);
       if (k == 0) {
         out = h;
@@ -171,7 +177,7 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
       }
     }
   }
-  std::copy_n(residual ? out_.data() : h_.data() + static_cast<size_t>(L - 1) * B * H,
+  std::copy_n(stacked ? out_.data() : h_.data() + static_cast<size_t>(L - 1) * B * H,
               static_cast<size_t>(B) * H, h_out.data());
 }
 

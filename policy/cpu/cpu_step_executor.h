@@ -12,7 +12,8 @@
 // b_ih and b_hh, so the round trip to canonical is exact) and also pre-summed per column for the
 // step. lstm_ln: W as LSTM's, no biases (bias stays zero and is not added); the fused pass
 // normalizes each row's gate blocks and cell state (gate_math::lstm_ln_forward). minGRU (no
-// recurrent weights): W is (in_k, 2H), columns [z | h~], the GEMM reads x alone.
+// recurrent weights): W is (in_k, 2H), columns [z | h~], the GEMM reads x alone;
+// mingru_highway's W is (in_k, 3H), columns [z | h~ | p], and out_ carries the highway's output.
 #pragma once
 
 #include <vector>
@@ -49,7 +50,7 @@ class CpuStepExecutor final : public StepExecutor {
   AlignedVector<float> h_, c_;  // (L, B, H) state
   AlignedVector<float> xh_;     // (B, max_in + H) workspace: the GEMM's left operand
   AlignedVector<float> gates_;  // (B, C) workspace
-  AlignedVector<float> out_;    // (B, H): a residual minGRU stack's running output; else empty
+  AlignedVector<float> out_;    // (B, H): a minGRU stack's running output out_k; else empty
 };
 
 }  // namespace recur::policy

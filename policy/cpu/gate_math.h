@@ -81,6 +81,19 @@ void mingru_forward(View<S> zh, View<S> h) {
   h.array() += zh.leftCols(H).array() * (zh.rightCols(H).array() - h.array());
 }
 
+// The gated highway of a mingru_highway layer (core_spec.h). p (B, H): the third block's
+// pre-activations in, s = sigmoid(p) out (backward needs it); h (B, H) this layer's new h;
+// out (B, H): out_{k-1} in when `below`, else ignored (layer 0: out_{-1} = 0); out_k out.
+template <typename S>
+void highway_forward(View<S> p, CView<S> h, View<S> out, bool below) {
+  p.array() = p.array().logistic();
+  if (below) {
+    out.array() += p.array() * (h.array() - out.array());  // s h + (1 - s) out
+  } else {
+    out.array() = p.array() * h.array();
+  }
+}
+
 // Layer norm of one row v (H values) in place (core_spec.h, LSTM_LN): v = gain * (v - mean) * r +
 // shift with r = 1 / sqrt(var + eps), var the biased variance of the centred values. xhat (H),
 // when given, gets the normalized values before gain and shift, and *rstd gets r (backward needs

@@ -23,7 +23,10 @@
 // loop with its lanes split over both only for a single sequence (B = 1: too few lanes to split).
 //
 // A minGRU stack is residual (core_spec.h): layer k >= 1 outputs h_k + its input, so backward
-// adds the output gradient to the input gradient of that layer.
+// adds the output gradient to the input gradient of that layer. A mingru_highway layer outputs
+// s h_k + (1 - s) out_{k-1} with s = sigmoid(p) of its third gate block: forward forms it for all
+// T*B rows after the scan, and backward splits the output gradient before the scan (into p's
+// pre-activation, h and the skip to the input), since s reads no state.
 //
 // The layer-norm LSTM (lstm_ln) has no biases: its input and recurrent projections are added as
 // they are, and the gate pass (gate_math::lstm_ln_forward) normalizes each row's gate blocks and
@@ -168,11 +171,18 @@ class SequenceEngine {
         }
         gate_forward(B, k, ly, row0);
       }
+      const auto rows = static_cast<Eigen::Index>(tb);
       if (residual(k)) {  // out_k = h_k + out_{k-1}, all T*B rows at once
         ly.out.resize(tb * H);
-        MapM(ly.out.data(), static_cast<Eigen::Index>(tb), H) =
-            CMapM(ly.h.data(), static_cast<Eigen::Index>(tb), H) +
-            CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), H);
+        MapM(ly.out.data(), rows, H) =
+            CMapM(ly.h.data(), rows, H) + CMapM(ly.input.data(), rows, H);
+      }
+      if (highway()) {  // out_k = s h_k + (1 - s) out_{k-1}, all T*B rows at once; s kept in p
+        ly.out.resize(tb * H);
+        if (k > 0) std::copy(ly.input.begin(), ly.input.end(), ly.out.begin());
+        gate_math::highway_forward<S>(MapM(ly.gates.data(), rows, G * H).rightCols(H),
+                                      CMapM(ly.h.data(), rows, H), MapM(ly.out.data(), rows, H),
+                                      k > 0);
       }
     }
     const AlignedVector<S>& top = output(L - 1);
@@ -218,6 +228,7 @@ class SequenceEngine {
       dc_next_.assign(lstm ? static_cast<size_t>(B) * H : 0, S(0));
       dh_prev_.resize(static_cast<size_t>(B) * H);
       if (normed) dnorm_.resize(tb * kNormGroups * H);
+      if (highway()) highway_backward(k, ly);  // p's gradient, the skip's; dh_out_ becomes dh
       for (int t = T - 1; t >= 0; --t) {
         const size_t row0 = static_cast<size_t>(t) * B;
         gate_backward(B, k, ly, row0, dh_out_.data() + row0 * H, da_x_.data() + row0 * G * H,
@@ -272,8 +283,10 @@ class SequenceEngine {
         din_.resize(tb * in);
         MapM din(din_.data(), static_cast<Eigen::Index>(tb), in);
         din.noalias() = da_x * w_ih;
-        // The skip path of a residual stack: d out_{k-1} gets d out_k unchanged.
+        // The skip path of a residual stack: d out_{k-1} gets d out_k unchanged; of a highway,
+        // d out_k (1 - s).
         if (residual(k)) din += CMapM(dh_out_.data(), static_cast<Eigen::Index>(tb), H);
+        if (highway() && k > 0) din += CMapM(dskip_.data(), static_cast<Eigen::Index>(tb), H);
         if (k > 0) {
           dh_out_.swap(din_);
         } else {
@@ -291,16 +304,44 @@ class SequenceEngine {
     AlignedVector<S> c, c_prev;  // LSTM: (T*B, H) raw c and the effective previous raw c
     AlignedVector<S> tanh_c;     // LSTM: (T*B, H) tanh(clip(c))
     AlignedVector<S> hn;         // GRU: (T*B, H) R_n h_prev + b_Rn
-    AlignedVector<S> out;        // residual minGRU stack, k >= 1: (T*B, H) h + input
+    AlignedVector<S> out;        // minGRU stack: (T*B, H) h + input (k >= 1), or the highway's
     AlignedVector<S> xhat;       // lstm_ln: (T*B, 5H) normalized values before gain (i f g o c)
     AlignedVector<S> rstd;       // lstm_ln: (T*B, 5) 1 / sqrt(var + eps) of each group
   };
 
   bool residual(int k) const { return k > 0 && has_residual_stack(spec_.cell); }
-  // Layer k's output (the next layer's input): h, or h + input in a residual stack.
+  bool highway() const { return has_highway_stack(spec_.cell); }
+  // Layer k's output (the next layer's input): h, or h + input in a residual stack, or the
+  // highway's s h + (1 - s) input.
   const AlignedVector<S>& output(int k) const {
     const Layer& ly = layers_[static_cast<size_t>(k)];
-    return residual(k) ? ly.out : ly.h;
+    return residual(k) || highway() ? ly.out : ly.h;
+  }
+
+  // The highway's transpose for all T*B rows of layer k, before its scan's backward: with
+  // out = s h + (1 - s) below (below = 0 at k = 0) and dout in dh_out_,
+  //   d p = dout (h - below) s (1 - s)  into da_x_'s third block,
+  //   d below = dout (1 - s)            into dskip_ (k >= 1),
+  //   d h = dout s                      into dh_out_ (what the scan's backward reads).
+  void highway_backward(int k, const Layer& ly) {
+    const int H = spec_.hidden, G = spec_.gates();
+    const size_t tb = static_cast<size_t>(t_) * b_;
+    const bool below = k > 0;
+    if (below) dskip_.resize(tb * H);
+    for (size_t r = 0; r < tb; ++r) {
+      const S* s = ly.gates.data() + r * G * H + 2 * H;
+      const S* h = ly.h.data() + r * H;
+      const S* in = below ? ly.input.data() + r * H : nullptr;
+      S* dp = da_x_.data() + r * G * H + 2 * H;
+      S* dout = dh_out_.data() + r * H;
+      S* dskip = below ? dskip_.data() + r * H : nullptr;
+      for (int j = 0; j < H; ++j) {
+        const S sj = s[j], d = dout[j];
+        dp[j] = d * (h[j] - (below ? in[j] : S(0))) * sj * (S(1) - sj);
+        if (below) dskip[j] = d * (S(1) - sj);
+        dout[j] = d * sj;
+      }
+    }
   }
 
   // One step for B rows at rows [row0, row0 + B) of the layer's buffers: gates holds the input
@@ -348,6 +389,10 @@ class SequenceEngine {
       case CellType::kMinGru:  // no recurrent projection: a_h_ is empty and unused
         h = CMapM(ly.h_prev.data() + row0 * H, B, H);
         gm::mingru_forward<S>(a, h);
+        break;
+      case CellType::kMinGruHighway:  // the scan on [z | h~]; p waits for the whole sequence
+        h = CMapM(ly.h_prev.data() + row0 * H, B, H);
+        gm::mingru_forward<S>(a.leftCols(2 * H), h);
         break;
     }
   }
@@ -465,7 +510,8 @@ class SequenceEngine {
           }
           break;
         }
-        case CellType::kMinGru: {  // h = h_prev + z (h~ - h_prev); a = [z | h~]
+        case CellType::kMinGru:           // h = h_prev + z (h~ - h_prev); a = [z | h~]
+        case CellType::kMinGruHighway: {  // a = [z | h~ | s]; d p is highway_backward's
           const S* hp = ly.h_prev.data() + so;
           for (int j = 0; j < H; ++j) {
             const S z = a[j], ht = a[H + j];
@@ -503,6 +549,7 @@ class SequenceEngine {
   // Workspaces (grow to the largest (T, B) seen, then reused).
   AlignedVector<S> a_h_, da_x_, da_h_, dh_next_, dc_next_, dh_prev_, dc_prev_, dh_out_, din_;
   AlignedVector<S> dnorm_;  // lstm_ln: (T*B, 5H) gradients of the LayerNorm outputs
+  AlignedVector<S> dskip_;  // mingru_highway, k >= 1: (T*B, H) d out_{k-1} through the skip
 };
 
 }  // namespace recur::policy

@@ -13,7 +13,7 @@ size_t floats(int a, int b) {
 
 int step_columns(const CoreSpec& spec) {
   return spec.cell == CellType::kGru ? 4 * spec.hidden : spec.gates() * spec.hidden;
-}  // minGRU: 2H
+}  // minGRU: 2H; with the highway 3H
 
 kernels::Cell kernel_cell(CellType cell) {
   switch (cell) {
@@ -29,6 +29,8 @@ kernels::Cell kernel_cell(CellType cell) {
       return kernels::Cell::kLstmLn;
     case CellType::kMinGru:
       return kernels::Cell::kMinGru;
+    case CellType::kMinGruHighway:
+      return kernels::Cell::kMinGruHighway;
   }
   RECUR_ASSERT(false);
   return kernels::Cell::kLstm;
@@ -121,7 +123,8 @@ void CudaCore::enqueue(cublasHandle_t cublas, const float* x, const uint8_t* sta
     a.norm_weight = weights_.data() + o.norm_weight;  // lstm_ln's; zero-length otherwise
     a.norm_bias = weights_.data() + o.norm_bias;
     a.norm_epsilon = spec_.norm_epsilon;
-    if (k > 0 && has_residual_stack(spec_.cell)) {  // this layer's input: its x columns
+    // this layer's input (its x columns): the skip of a residual or highway stack
+    if (k > 0 && (has_residual_stack(spec_.cell) || has_highway_stack(spec_.cell))) {
       a.residual = xh;
       a.residual_stride = o.rows;
     }

@@ -18,8 +18,9 @@ constexpr float kOne = 1.0f;
 
 // Refuses a cell it lacks and selects the device before any member is created on it.
 int select_device(const CoreSpec& spec, int device) {
-  RECUR_CHECK(spec.cell == CellType::kLstmLn || spec.cell == CellType::kMinGru,
-              "the fused CUDA sequence executor runs lstm_ln and mingru; '{}' runs on cuDNN's RNN "
+  RECUR_CHECK(spec.cell == CellType::kLstmLn || is_mingru(spec.cell),
+              "the fused CUDA sequence executor runs lstm_ln, mingru and mingru_highway; '{}' runs "
+              "on cuDNN's RNN "
               "(make_device_sequence chooses)",
               to_string(spec.cell));
   RECUR_CHECK_ARG(device >= 0, "CudaSequenceExecutor: device {} is not a CUDA device ordinal",
@@ -53,7 +54,7 @@ void gemm_dw(cublasHandle_t h, int rows, int out, int in, const float* dy, const
 std::unique_ptr<DeviceSequenceExecutor> make_device_sequence(const CoreSpec& spec,
                                                              const CudnnSequenceOptions& options,
                                                              cudaStream_t stream) {
-  if (spec.cell == CellType::kLstmLn || spec.cell == CellType::kMinGru)
+  if (spec.cell == CellType::kLstmLn || is_mingru(spec.cell))
     return std::make_unique<CudaSequenceExecutor>(spec, options.device, stream);
   return std::make_unique<CudnnSequenceExecutor>(spec, options, stream);
 }
@@ -175,7 +176,7 @@ void CudaSequenceExecutor::stage(int T, int B, std::span<const uint8_t> episode_
       ly.xhat.reserve(tb * kNormGroups * H);
       ly.rstd.reserve(tb * kNormGroups);
     }
-    if (k > 0 && has_residual_stack(s.cell)) ly.out.reserve(tb * H);
+    if ((k > 0 && has_residual_stack(s.cell)) || has_highway_stack(s.cell)) ly.out.reserve(tb * H);
   }
 
   pin_starts_[slot_].reserve(tb);
@@ -210,7 +211,9 @@ void CudaSequenceExecutor::stage(int T, int B, std::span<const uint8_t> episode_
 
 const float* CudaSequenceExecutor::layer_output(int k) const {
   const Layer& ly = layers_[static_cast<size_t>(k)];
-  return k > 0 && has_residual_stack(spec().cell) ? ly.out.data() : ly.h.data();
+  return (k > 0 && has_residual_stack(spec().cell)) || has_highway_stack(spec().cell)
+             ? ly.out.data()
+             : ly.h.data();
 }
 
 const float* CudaSequenceExecutor::layer_input(int k) const {
@@ -241,11 +244,12 @@ void CudaSequenceExecutor::layer_forward(int k) {
   // Input projection of all T*B rows: one GEMM (no bias: lstm_ln has none, minGRU's scan adds it).
   gemm_x_wt(cb, static_cast<int>(tb), G * H, in, layer_input(k), w + o.weight_ih, 0.0f,
             ly.gates.data());
-  if (s.cell == CellType::kMinGru) {
+  if (is_mingru(s.cell)) {
     kernels::MinGruScan a;
     a.T = T;
     a.B = B;
     a.H = H;
+    a.G = G;
     a.zh = ly.gates.data();
     a.bias = w + o.bias_ih;
     a.starts = starts_.data();
@@ -253,9 +257,20 @@ void CudaSequenceExecutor::layer_forward(int k) {
     a.h_prev = ly.h_prev.data();
     a.h = ly.h.data();
     kernels::launch_mingru_scan(a, st);
-    if (k > 0)  // residual stack: out_k = h_k + out_{k-1}
+    if (has_highway_stack(s.cell)) {  // out_k = s h_k + (1 - s) out_{k-1}; out_{-1} = 0
+      kernels::HighwayForward hw;
+      hw.rows = static_cast<long long>(tb);
+      hw.H = H;
+      hw.gates = ly.gates.data();
+      hw.bias_p = w + o.bias_ih + 2 * H;
+      hw.h = ly.h.data();
+      hw.below = k > 0 ? layer_input(k) : nullptr;
+      hw.out = ly.out.data();
+      kernels::launch_highway_forward(hw, st);
+    } else if (k > 0) {  // residual stack: out_k = h_k + out_{k-1}
       kernels::launch_add(ly.h.data(), layer_input(k), static_cast<long long>(tb * H),
                           ly.out.data(), st);
+    }
     return;
   }
   // lstm_ln: per step the effective previous state, the recurrent GEMM and the fused cell.
@@ -293,6 +308,7 @@ void CudaSequenceExecutor::run_backward(const float* dy, float* dx, bool want_in
   const int max_in = std::max(s.input, s.hidden);
   dgates_.reserve(tb * s.gates() * s.hidden);
   if (has_layer_norm(s.cell)) dnorm_.reserve(tb * kNormGroups * s.hidden);
+  if (has_highway_stack(s.cell)) dskip_.reserve(tb * s.hidden);
   // Both: they swap roles layer by layer, and layer 0's input may be wider than H.
   dh_out_.reserve(tb * max_in);
   din_.reserve(tb * max_in);
@@ -332,11 +348,24 @@ void CudaSequenceExecutor::layer_backward(int k, bool want_input, bool want_init
   const CanonicalOffsets o = canonical_offsets(s, k);
   const float* w = w_.data();
   float* dw = dw_.data();
-  if (s.cell == CellType::kMinGru) {
+  if (is_mingru(s.cell)) {
+    if (has_highway_stack(s.cell)) {  // d p, the skip's share; dh_out_ becomes d h (in place)
+      kernels::HighwayBackward hw;
+      hw.rows = static_cast<long long>(tb);
+      hw.H = H;
+      hw.gates = ly.gates.data();
+      hw.h = ly.h.data();
+      hw.below = k > 0 ? layer_input(k) : nullptr;
+      hw.dout = dh_out_.data();
+      hw.dgates = dgates_.data();
+      hw.dskip = k > 0 ? dskip_.data() : nullptr;
+      kernels::launch_highway_backward(hw, st);
+    }
     kernels::MinGruScanGrad a;
     a.T = T;
     a.B = B;
     a.H = H;
+    a.G = G;
     a.zh = ly.gates.data();
     a.starts = starts_.data();
     a.h_prev = ly.h_prev.data();
@@ -392,9 +421,12 @@ void CudaSequenceExecutor::layer_backward(int k, bool want_input, bool want_init
   if (want_input) {
     gemm_dy_w(cb, static_cast<int>(tb), G * H, in, dgates_.data(), w + o.weight_ih, 0.0f,
               din_.data());
-    // The skip path of a residual stack: d out_{k-1} gets d out_k unchanged.
+    // The skip path of a residual stack: d out_{k-1} gets d out_k unchanged; of a highway,
+    // d out_k (1 - s) (dskip_).
     if (k > 0 && has_residual_stack(s.cell))
       kernels::launch_add_inplace(din_.data(), dh_out_.data(), static_cast<long long>(tb * H), st);
+    if (k > 0 && has_highway_stack(s.cell))
+      kernels::launch_add_inplace(din_.data(), dskip_.data(), static_cast<long long>(tb * H), st);
   }
 }
 

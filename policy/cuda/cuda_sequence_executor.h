@@ -1,7 +1,7 @@
 // The fused CUDA sequence executor: the learner's core on a GPU for the cells cuDNN's RNN lacks,
-// the layer-norm LSTM (lstm_ln) and minGRU (mingru), behind DeviceSequenceExecutor. It is the
-// CPU sequence engine's algorithm (policy/cpu/sequence_engine.h) on the device, with the time
-// loop kept on the stream (per-step launches, no host round trip inside a call):
+// the layer-norm LSTM (lstm_ln) and minGRU (mingru, mingru_highway), behind DeviceSequenceExecutor.
+// It is the CPU sequence engine's algorithm (policy/cpu/sequence_engine.h) on the device, with the
+// time loop kept on the stream (per-step launches, no host round trip inside a call):
 //
 //   lstm_ln, per layer:  one cuBLAS GEMM for the input projection of all T*B rows; per step the
 //     effective previous state (zeros at an episode start: resets happen inside the loop), one
@@ -11,7 +11,9 @@
 //     GEMM each for dW_hh, dW_ih and the input gradient of all rows, and column sums for the
 //     gains and shifts.
 //   mingru, per layer:   one GEMM, then ONE parallel-scan kernel over all T steps (the gates do
-//     not read h); backward: one reverse scan kernel and the GEMMs. Stacks are residual.
+//     not read h); backward: one reverse scan kernel and the GEMMs. Stacks are residual;
+//     mingru_highway adds one elementwise highway kernel after the scan (and its transpose
+//     before the reverse scan).
 //
 // Weights in the canonical flat order (flat_layout.h: layout() is canonical_layout()), so the
 // actor's gather and the checkpoint need no other map. Host mirrors and the device-resident mode
@@ -113,7 +115,7 @@ class CudaSequenceExecutor final : public DeviceSequenceExecutor {
     kernels::DeviceBuffer<float> c, c_prev;     // lstm_ln (T*B, H)
     kernels::DeviceBuffer<float> tanh_c, xhat;  // lstm_ln (T*B, H), (T*B, 5H)
     kernels::DeviceBuffer<float> rstd;          // lstm_ln (T*B, 5)
-    kernels::DeviceBuffer<float> out;           // residual minGRU layers k >= 1: h + input
+    kernels::DeviceBuffer<float> out;           // residual minGRU k >= 1: h + input; highway's
   };
   std::vector<Layer> layers_;
   kernels::DeviceBuffer<float> x_;             // (T*B, in) layer 0's input
@@ -122,6 +124,7 @@ class CudaSequenceExecutor final : public DeviceSequenceExecutor {
   kernels::DeviceBuffer<int32_t> state_rows_;  // (B) rows of a device state table
   // Backward workspaces.
   kernels::DeviceBuffer<float> dgates_, dnorm_;  // (T*B, G*H), (T*B, 5H)
+  kernels::DeviceBuffer<float> dskip_;           // mingru_highway: (T*B, H) d out_{k-1} via skip
   kernels::DeviceBuffer<float> dh_out_, din_;    // (T*B, H), (T*B, max(in, H))
   kernels::DeviceBuffer<float> dh_next_, dc_next_, dh_prev_, dc_prev_;  // (B, H)
   kernels::DeviceBuffer<float> dh0_, dc0_;  // (L, B, H) the initial state's gradient

@@ -33,8 +33,9 @@ cudnnRNNMode_t cell_mode(CellType cell) {
     case CellType::kRnnRelu:
       return CUDNN_RNN_RELU;
     case CellType::kMinGru:
+    case CellType::kMinGruHighway:
     case CellType::kLstmLn:
-      break;  // cuDNN has neither: refused by require_cudnn_core() in the constructor
+      break;  // cuDNN has none of them: refused by require_cudnn_core() in the constructor
   }
   RECUR_ASSERT(false);
   return CUDNN_LSTM;

@@ -34,6 +34,7 @@ TEST_CASE("auto keeps the learner of the cores with unverified CUDA kernels on t
   CHECK(resolve("device.learner", "auto", "lstm_ln") == Device::kCpu);  // unverified on a GPU
   CHECK(resolve("device.actor", "auto", "mingru") == Device::kCuda);
   CHECK(resolve("device.learner", "auto", "mingru") == Device::kCpu);
+  CHECK(resolve("device.learner", "auto", "mingru_highway") == Device::kCpu);
   // An explicit choice is the user's: kept (the fused CUDA sequence executor runs it).
   CHECK(resolve("device.learner", "cuda", "lstm_ln") == Device::kCuda);
   CHECK(resolve("device.learner", "cpu", "gru") == Device::kCpu);

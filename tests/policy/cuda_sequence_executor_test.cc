@@ -93,7 +93,7 @@ double tol(CellType cell) {
 
 TEST_CASE("cuda sequence executor forward and backward equal the CPU executor") {
   if (!recur::test::gpu_or_skip("cuda sequence executor parity")) return;
-  for (CellType cell : {CellType::kMinGru, CellType::kLstmLn})
+  for (CellType cell : {CellType::kMinGru, CellType::kMinGruHighway, CellType::kLstmLn})
     for (int layers = 1; layers <= 3; ++layers)
       for (int T : {7, 37}) {
         CAPTURE(to_string(cell));
@@ -115,7 +115,7 @@ TEST_CASE("cuda sequence executor forward and backward equal the CPU executor") 
 
 TEST_CASE("cuda sequence executor: device-resident calls equal the host-span ones") {
   if (!recur::test::gpu_or_skip("cuda sequence executor device-resident")) return;
-  for (CellType cell : {CellType::kMinGru, CellType::kLstmLn}) {
+  for (CellType cell : {CellType::kMinGru, CellType::kMinGruHighway, CellType::kLstmLn}) {
     CAPTURE(to_string(cell));
     const Problem p = make_problem(cell, 2, 77, 9, 6);
     CudaSequenceExecutor host(p.spec);
@@ -169,7 +169,7 @@ TEST_CASE("cuda sequence executor: device-resident calls equal the host-span one
 
 TEST_CASE("cuda sequence executor: gradients add up over backward calls") {
   if (!recur::test::gpu_or_skip("cuda sequence executor accumulation")) return;
-  for (CellType cell : {CellType::kMinGru, CellType::kLstmLn}) {
+  for (CellType cell : {CellType::kMinGru, CellType::kMinGruHighway, CellType::kLstmLn}) {
     CAPTURE(to_string(cell));
     const Problem p = make_problem(cell, 2, 5);
     CudaSequenceExecutor gpu(p.spec);
@@ -193,6 +193,8 @@ TEST_CASE("make_device_sequence: cuDNN for its cells, the fused kernels for lstm
             make_device_sequence({CellType::kLstmLn, 3, 4, 1, 0}, {}).get()) != nullptr);
   CHECK(dynamic_cast<CudaSequenceExecutor*>(
             make_device_sequence({CellType::kMinGru, 3, 4, 2, 0}, {}).get()) != nullptr);
+  CHECK(dynamic_cast<CudaSequenceExecutor*>(
+            make_device_sequence({CellType::kMinGruHighway, 3, 4, 2, 0}, {}).get()) != nullptr);
   CHECK_THROWS_AS(CudaSequenceExecutor({CellType::kGru, 3, 4, 1, 0}), recur::Error);
 }
 

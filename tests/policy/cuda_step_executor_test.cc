@@ -101,7 +101,7 @@ struct Variant {
 const Variant kVariants[] = {{CellType::kLstm, 0.0f},    {CellType::kLstm, 0.5f},
                              {CellType::kGru, 0.0f},     {CellType::kRnnTanh, 0.0f},
                              {CellType::kRnnRelu, 0.0f}, {CellType::kLstmLn, 0.0f},
-                             {CellType::kMinGru, 0.0f}};
+                             {CellType::kMinGru, 0.0f},  {CellType::kMinGruHighway, 0.0f}};
 
 CudaStepOptions options(bool graph, StepIo io = StepIo::kCopy) {
   CudaStepOptions o;

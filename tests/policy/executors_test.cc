@@ -73,8 +73,9 @@ void reference(const Problem& p, std::vector<double>& y, std::vector<double>& st
   ref.forward(p.T, p.B, xd.data(), p.starts.data(), state.data(), y.data());
 }
 
-const CellType kCells[] = {CellType::kLstm,    CellType::kGru,    CellType::kRnnTanh,
-                           CellType::kRnnRelu, CellType::kMinGru, CellType::kLstmLn};
+const CellType kCells[] = {CellType::kLstm,         CellType::kGru,    CellType::kRnnTanh,
+                           CellType::kRnnRelu,      CellType::kMinGru, CellType::kLstmLn,
+                           CellType::kMinGruHighway};
 
 // device.learner: cuda builds the core's GPU sequence executor where a GPU is usable, and fails
 // clearly where none is (a CPU-only build: recur::Error; no device: the CUDA error).
@@ -322,7 +323,7 @@ TEST_CASE("step executor steps without heap allocation") {
   for (auto [cell, B, H] :
        {std::tuple{CellType::kLstm, 16, 128}, std::tuple{CellType::kGru, 64, 64},
         std::tuple{CellType::kLstm, 256, 256}, std::tuple{CellType::kMinGru, 64, 128},
-        std::tuple{CellType::kLstmLn, 64, 128}}) {
+        std::tuple{CellType::kLstmLn, 64, 128}, std::tuple{CellType::kMinGruHighway, 64, 128}}) {
     CoreSpec spec{cell, 8, H, 2, 0};
     recur::Rng rng(1);
     CpuStepExecutor step(spec, B);
@@ -406,6 +407,55 @@ TEST_CASE("a mingru stack is residual: layer k >= 1 outputs h_k + its input") {
     CHECK(y[static_cast<size_t>(j)] == state[static_cast<size_t>(j)]);  // out = h_0 + h_1, h_1 = 0
     CHECK(state[static_cast<size_t>(3 + j)] == 0.0f);
   }
+}
+
+TEST_CASE("mingru_highway: a third gate block gates each layer's h against the output below") {
+  const CoreSpec spec{CellType::kMinGruHighway, 2, 3, 2, 0};
+  CHECK(parse_cell_type("mingru_highway") == CellType::kMinGruHighway);
+  CHECK(spec.gates() == 3);
+  CHECK(spec.state_size() == 2 * 3);  // h per layer; the highway keeps no state
+  const CanonicalWeights zero = CanonicalWeights::zeros(spec);
+  CHECK(zero.layers[0].weight_ih.size() == 3 * 3 * 2);
+  CHECK(zero.layers[1].weight_ih.size() == 3 * 3 * 3);
+  CHECK(zero.layers[0].weight_hh.empty());
+  CHECK(zero.to_tensors().size() == 4);  // weight_ih and bias_ih per layer
+  CHECK_THROWS_WITH_AS(require_cudnn_core(spec), doctest::Contains("mingru_highway"), recur::Error);
+  check_gpu_learner_builds(spec);
+
+  // Saturate the gates through their biases (W_p = 0): s = 1 passes a layer's own h, s = 0 the
+  // output below it (and at layer 0, zero: out_{-1} = 0). The states stay the scan's h either way.
+  recur::Rng rng(8);
+  CanonicalWeights w = CanonicalWeights::random(spec, rng);
+  for (auto& l : w.layers) {
+    const int in = static_cast<int>(l.weight_ih.size()) / 9;
+    std::fill(l.weight_ih.begin() + 6 * in, l.weight_ih.end(), 0.0f);  // rows of block p
+  }
+  auto run = [&](float p0, float p1, std::vector<float>& y, std::vector<float>& state) {
+    std::fill_n(w.layers[0].bias_ih.begin() + 6, 3, p0);
+    std::fill_n(w.layers[1].bias_ih.begin() + 6, 3, p1);
+    CpuStepExecutor step(spec, 1);
+    step.load(w);
+    const std::vector<float> x = {0.4f, -0.9f};
+    const std::vector<uint8_t> start = {1};
+    y.assign(3, 0.0f);
+    state.assign(static_cast<size_t>(spec.state_size()), 0.0f);
+    step.step(x, start, y);
+    step.get_state(0, state);
+    // The sequence executor computes the same output.
+    CpuSequenceExecutor seq(spec);
+    seq.load(w);
+    std::vector<float> y_seq(3), s0(static_cast<size_t>(spec.state_size()), 0.0f);
+    seq.forward(1, 1, x, start, s0, y_seq);
+    CHECK(recur::test::rel_err(to_d(y_seq), to_d(y)) < 1e-6);
+  };
+  std::vector<float> y, state;
+  run(40.0f, 40.0f, y, state);  // s = 1 everywhere: the top layer's h
+  for (int j = 0; j < 3; ++j) CHECK(y[static_cast<size_t>(j)] == doctest::Approx(state[3 + j]));
+  run(40.0f, -40.0f, y, state);  // layer 1 closed: layer 0's h passes through it
+  for (int j = 0; j < 3; ++j) CHECK(y[static_cast<size_t>(j)] == doctest::Approx(state[j]));
+  run(-40.0f, -40.0f, y, state);  // both closed: out_{-1} = 0 all the way up
+  for (int j = 0; j < 3; ++j) CHECK(std::abs(y[static_cast<size_t>(j)]) < 1e-12);
+  CHECK(std::abs(state[0]) + std::abs(state[3]) > 0);  // the scan still ran
 }
 
 TEST_CASE("lstm_ln: no gate biases, a (5, H) LayerNorm gain and shift per layer, CPU only") {

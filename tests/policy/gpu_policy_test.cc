@@ -39,7 +39,8 @@ PolicySpec spec_for(ActionKind kind, bool shared, CellType cell) {
 
 using recur::test::rel_err;
 
-const CellType kCells[] = {CellType::kLstm, CellType::kGru, CellType::kMinGru, CellType::kLstmLn};
+const CellType kCells[] = {CellType::kLstm, CellType::kGru, CellType::kMinGru,
+                           CellType::kMinGruHighway, CellType::kLstmLn};
 
 double forward_tol(CellType cell) {
   return cell == CellType::kLstmLn ? 1e-4 : 1e-5;

@@ -55,6 +55,9 @@ std::vector<Kind> kinds() {
           {"rnn_relu discrete 3 layers", make(CellType::kRnnRelu, D, 3, 0, false, {4})},
           {"mingru discrete 2 layers separate", make(CellType::kMinGru, D, 2, 0, false, {8})},
           {"mingru continuous shared", make(CellType::kMinGru, C, 1, 0, true, {})},
+          {"mingru_highway discrete 3 layers separate",
+           make(CellType::kMinGruHighway, D, 3, 0, false, {8})},
+          {"mingru_highway continuous shared", make(CellType::kMinGruHighway, C, 1, 0, true, {})},
           {"lstm_ln discrete 2 layers separate", make(CellType::kLstmLn, D, 2, 0, false, {8})},
           {"lstm_ln continuous shared", make(CellType::kLstmLn, C, 1, 0, true, {})}};
 }
@@ -129,7 +132,7 @@ TEST_CASE("onnx export: each policy kind parses with libonnx and declares its in
     // Op choice: the fused op unless the LSTM clips its cell or the cell is minGRU or the
     // layer-norm LSTM (no ONNX op): core.ops says which.
     const bool unrolled = (spec.cell == CellType::kLstm && spec.cell_clip > 0) ||
-                          spec.cell == CellType::kMinGru || spec.cell == CellType::kLstmLn;
+                          is_mingru(spec.cell) || spec.cell == CellType::kLstmLn;
     const char* fused = spec.cell == CellType::kLstm  ? "LSTM"
                         : spec.cell == CellType::kGru ? "GRU"
                                                       : "RNN";

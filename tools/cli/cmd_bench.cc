@@ -30,7 +30,8 @@ void add_rnn_bench(CLI::App& bench, int& exit_code) {
     bool csv = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("--cell", args->cell, "lstm, gru, rnn_tanh, rnn_relu, mingru or lstm_ln")
+  cmd->add_option("--cell", args->cell,
+                  "lstm, gru, rnn_tanh, rnn_relu, mingru, mingru_highway or lstm_ln")
       ->capture_default_str();
   cmd->add_option("--input", args->config.input, "Input width")->capture_default_str();
   cmd->add_option("--layers", args->config.layers, "Layers")->capture_default_str();
@@ -77,8 +78,8 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--cell", args->cell,
-                  "lstm, gru, rnn_tanh, rnn_relu (cuDNN's rows), mingru or lstm_ln (recur's fused "
-                  "kernels, beside cuDNN's LSTM of the same H)")
+                  "lstm, gru, rnn_tanh, rnn_relu (cuDNN's rows), mingru, mingru_highway or "
+                  "lstm_ln (recur's fused kernels, beside cuDNN's LSTM of the same H)")
       ->capture_default_str();
   cmd->add_option("--input", args->config.input, "Input width")->capture_default_str();
   cmd->add_option("--layers", args->config.layers, "Layers")->capture_default_str();

@@ -59,9 +59,9 @@ if section "new GPU cases" 60; then
   note "new GPU cases: $(tail -1 "$out/new-cases.txt")" 0 "$t0"
 fi
 
-if section "bench rnn-gpu lstm_ln, mingru" 60; then
+if section "bench rnn-gpu lstm_ln, mingru, mingru_highway" 60; then
   t0=$SECONDS
-  for cell in lstm_ln mingru; do
+  for cell in lstm_ln mingru mingru_highway; do
     timeout 90 $R bin/recur bench rnn-gpu --cell "$cell" --batch 16,256,1024 --hidden 128,256 \
       --seq-len 32 --min-seconds 0.05
   done >"$out/bench-cores.txt" 2>&1
@@ -97,7 +97,7 @@ if section "train fast config to target" 60; then
 fi
 
 # issue 37: both new cores through `recur train` with the CUDA learner and actor.
-for core in lstm_ln mingru; do
+for core in lstm_ln mingru mingru_highway; do
   section "train $core on cuda" 30 || continue
   t0=$SECONDS
   timeout 60 $R bin/recur --log-level warn train "$root/configs/cartpole_novel.yaml" \

@@ -74,7 +74,7 @@ section "bench rnn-gpu" 60 &&
   timeout 120 $R bin/recur bench rnn-gpu --batch 1,16,64,256,1024 --hidden 64,128,256 \
     --seq-len 32 --min-seconds 0.05 >"$out/bench-rnn-gpu.txt" 2>&1
 # recur's fused sequence kernels (issue 37) beside cuDNN's plain LSTM of the same H.
-for cell in lstm_ln mingru; do
+for cell in lstm_ln mingru mingru_highway; do
   section "bench rnn-gpu $cell" 40 &&
     timeout 90 $R bin/recur bench rnn-gpu --cell "$cell" --batch 16,256,1024 --hidden 128,256 \
       --seq-len 32 --min-seconds 0.05 >"$out/bench-rnn-gpu-$cell.txt" 2>&1

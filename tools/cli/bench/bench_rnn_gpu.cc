@@ -95,7 +95,7 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
     const int columns = config.cell == policy::CellType::kGru ? 4 * H : G * H;
     // 2 (in_k + H) G H per layer: true work, no GRU zero block; minGRU has no recurrent GEMM.
     const bool cudnn_cell =
-        config.cell != policy::CellType::kLstmLn && config.cell != policy::CellType::kMinGru;
+        config.cell != policy::CellType::kLstmLn && !policy::is_mingru(config.cell);
     double flops_per_sample = 0;
     for (int k = 0; k < spec.layers; ++k)
       flops_per_sample += 2.0 * (spec.layer_input(k) + (spec.recurrent_rows() > 0 ? H : 0)) * G * H;

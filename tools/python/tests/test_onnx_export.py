@@ -39,6 +39,10 @@ KINDS = {
     ),
     "mingru_discrete_2_layers_separate": (CARTPOLE, {"policy.core": "mingru", "policy.layers": 2}),
     "mingru_continuous_shared": (PENDULUM, {"policy.core": "mingru", "policy.shared_core": True}),
+    "mingru_highway_discrete_3_layers": (
+        CARTPOLE, {"policy.core": "mingru_highway", "policy.layers": 3}),
+    "mingru_highway_continuous_shared": (
+        PENDULUM, {"policy.core": "mingru_highway", "policy.shared_core": True}),
     "lstm_ln_discrete_2_layers": (CARTPOLE, {"policy.core": "lstm_ln", "policy.layers": 2}),
     "lstm_ln_continuous_separate": (
         PENDULUM,
@@ -121,7 +125,7 @@ def test_onnx_runtime_reproduces_policy_act(kind_run, tmp_path):
     # An LSTM with a cell clip, minGRU and the layer-norm LSTM (no ONNX op) export as unrolled
     # primitive ops.
     clipped = float(policy.spec["core.cell_clip"]) > 0
-    unrolled = clipped or policy.spec["core.cell"] in ("mingru", "lstm_ln")
+    unrolled = clipped or policy.spec["core.cell"] in ("mingru", "mingru_highway", "lstm_ln")
     assert meta["core.ops"].startswith("unrolled" if unrolled else "fused")
     sess = session(path)
 

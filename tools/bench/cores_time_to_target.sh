@@ -5,7 +5,7 @@
 # of the first evaluation at or above the target (or "-" when the budget ran out), the final
 # evaluation, and the run's wall time. Every row also lands in OUT/summary.csv.
 #   tools/bench/cores_time_to_target.sh [--recur build/tools/recur] [--out runs/cores]
-#       [--cores "lstm lstm_ln gru mingru"] [--seeds "0 1 2"] [--tasks "cartpole repeat tmaze lunar"]
+#       [--cores "lstm lstm_ln gru mingru mingru_highway"] [--seeds "0 1 2"] [--tasks "cartpole repeat tmaze lunar"]
 # Tasks: cartpole = configs/cartpole_novel.yaml (475, 200k steps); repeat =
 # configs/repeat_previous_easy.yaml (0.9 of the optimal 1.0, 500k, evaluated every 25k); tmaze =
 # configs/tmaze.yaml (3.8, 200k; the T-maze plugin of build/tests/plugins); lunar =

@@ -81,8 +81,12 @@ __global__ void cell_gates_kernel(CellGatesArgs a) {
     float out = h_new;
     if (a.cell == Cell::kMinGruHighway) {
       const float s = sigmoid(pre(2));
-      out = a.residual ? a.residual[b * a.residual_stride + j] : 0.0f;
-      out = a.residual ? out + s * (h_new - out) : s * h_new;
+      if (a.residual) {
+        const float below = a.residual[b * a.residual_stride + j];
+        out = below + s * (h_new - below);
+      } else {
+        out = s * h_new;
+      }
     } else if (a.residual) {
       out = h_new + a.residual[b * a.residual_stride + j];
     }

@@ -243,7 +243,7 @@ LayerState mingru_layer(GraphBuilder& gb, const LayerWeights& w, const CoreSpec&
                         std::string* out) {
   const int H = spec.hidden, in_k = spec.layer_input(k), G = spec.gates();
   const std::string p = fmt::format("{}.l{}.", scope, k);
-  std::vector<float> wt(static_cast<size_t>(in_k) * G * H);  // W_ih^T: (in_k, 2H)
+  std::vector<float> wt(static_cast<size_t>(in_k) * G * H);  // W_ih^T: (in_k, G*H)
   for (int r = 0; r < G * H; ++r)
     for (int i = 0; i < in_k; ++i)
       wt[static_cast<size_t>(i) * G * H + r] = w.weight_ih[static_cast<size_t>(r) * in_k + i];

@@ -13,9 +13,11 @@
 #   info.txt          nvidia-smi, driver, `recur info` (CUDA, cuDNN), lscpu
 #   new-cases.txt     the GPU test cases written without a device (issues 36, 37): the device
 #                     learner's kernels (GAE, step guard, state gather), the deferred CUDA engine,
-#                     device-resident initial states, the fused lstm_ln/minGRU sequence executor,
-#                     the whole policy on the GPU; one process per case, PASS/FAIL/SKIP
-#   bench-cores.txt   `recur bench rnn-gpu --cell lstm_ln|mingru` beside cuDNN's LSTM (issue 37)
+#                     device-resident initial states, the fused lstm_ln/minGRU sequence executor
+#                     and step kernels (mingru_highway's too), the whole policy on the GPU; one
+#                     process per case, PASS/FAIL/SKIP
+#   bench-cores.txt   `recur bench rnn-gpu --cell lstm_ln|mingru|mingru_highway` beside cuDNN's
+#                     LSTM (issue 37)
 #   bench-devices.txt the PPO minibatch against the bare cuDNN forward+backward (issue 36, --stages)
 #   bench-train.txt   env steps/s of lunar_lander_gpu.yaml and lunar_lander_gpu_fast.yaml, sync
 #                     and async, cuda/cuda (issue 36's table)
@@ -53,6 +55,7 @@ section info 10 && {
 
 new_files='*step_guard_test*,*gae_test*,*state_gather_test*,*learner_kernels_test*,*cuda_engine_test*'
 new_files+=',*cuda_learner_device_states_test*,*cuda_sequence_executor_test*,*gpu_policy_test*'
+new_files+=',*cuda_step_executor_test*'
 if section "new GPU cases" 60; then
   t0=$SECONDS
   cases "$out/new-cases.txt" -sf="$new_files"

@@ -21,6 +21,16 @@ using policy::CellType;
 
 namespace {
 
+// f(q, t0, t1) for every time chunk q of T, as the kernels' threadIdx.y rows run them.
+template <typename F>
+void for_each_chunk(int T, F f) {
+  for (int q = 0; q < kernels::kScanChunks; ++q) {
+    int t0 = 0, t1 = 0;
+    kernels::mingru_chunk_range(T, q, t0, t1);
+    f(q, t0, t1);
+  }
+}
+
 struct Scanned {
   std::vector<float> h, dx, dh0, grads;  // grads in the canonical flat order (W_ih, b_ih per layer)
 };
@@ -57,20 +67,16 @@ Scanned chunked_scan(const policy::CanonicalWeights& w, int T, int B, const std:
     for (int b = 0; b < B; ++b)
       for (int j = 0; j < H; ++j) {
         const kernels::ScanColumn c{T, B, H, b, j, G};
-        for (int q = 0; q < kernels::kScanChunks; ++q) {
-          int t0 = 0, t1 = 0;
-          kernels::mingru_chunk_range(T, q, t0, t1);
+        for_each_chunk(T, [&](int q, int t0, int t1) {
           kernels::mingru_fold_forward(c, t0, t1, l.zh.data(), bias.data(), starts.data(), A[q],
                                        Bc[q]);
-        }
+        });
         kernels::mingru_compose_forward(A.data(), Bc.data(), 1,
                                         h0[static_cast<size_t>(b) * ss + k * H + j]);
-        for (int q = 0; q < kernels::kScanChunks; ++q) {
-          int t0 = 0, t1 = 0;
-          kernels::mingru_chunk_range(T, q, t0, t1);
+        for_each_chunk(T, [&](int q, int t0, int t1) {
           kernels::mingru_chunk_forward(c, t0, t1, l.zh.data(), starts.data(), A[q],
                                         l.h_prev.data(), l.h.data());
-        }
+        });
       }
     l.out = l.h;
     for (size_t r = 0; r < tb; ++r)
@@ -105,20 +111,16 @@ Scanned chunked_scan(const policy::CanonicalWeights& w, int T, int B, const std:
     for (int b = 0; b < B; ++b)
       for (int j = 0; j < H; ++j) {
         const kernels::ScanColumn c{T, B, H, b, j, G};
-        for (int q = 0; q < kernels::kScanChunks; ++q) {
-          int t0 = 0, t1 = 0;
-          kernels::mingru_chunk_range(T, q, t0, t1);
+        for_each_chunk(T, [&](int q, int t0, int t1) {
           kernels::mingru_fold_backward(c, t0, t1, l.zh.data(), starts.data(), dout.data(), A[q],
                                         Bc[q]);
-        }
+        });
         out.dh0[static_cast<size_t>(b) * ss + k * H + j] =
             kernels::mingru_compose_backward(A.data(), Bc.data(), 1);
-        for (int q = 0; q < kernels::kScanChunks; ++q) {
-          int t0 = 0, t1 = 0;
-          kernels::mingru_chunk_range(T, q, t0, t1);
+        for_each_chunk(T, [&](int q, int t0, int t1) {
           kernels::mingru_chunk_backward(c, t0, t1, l.zh.data(), starts.data(), l.h_prev.data(),
                                          dout.data(), A[q], dzh.data());
-        }
+        });
       }
     // The GEMM halves: din = dzh W (+ the skip), dW = dzh^T X, db = column sums of dzh.
     const std::vector<float>& W = w.layers[static_cast<size_t>(k)].weight_ih;

@@ -29,6 +29,19 @@ case_bench_scan() {
   expect_text '(?s)1,5,1,1,.*3,5,7,3,[0-9.]+,[0-9.]+,[0-9.]+,'
 }
 
+# recur bench rnn: every row at tiny sizes for a 3-layer mingru_highway (its layers k >= 1 share
+# one roofline GEMM shape, timed once) and an unknown cell named with the allowed ones.
+case_bench_rnn() {
+  run_ok recur bench rnn --cell mingru_highway --layers 3 --batch 2 --hidden 4 --seq-len 3 \
+    --min-seconds 0.01 --csv
+  expect_text '(?s)gemm,2,4,1,[0-9.]+,[0-9]+,[0-9.]+,1\.0000\n.*step,2,4,1,.*vanilla,2,4,1,.*seq-fwd,2,4,3,.*seq-fwd\+bwd,2,4,3,'
+}
+
+case_bench_rnn_bad_cell() {
+  run_status 2 recur bench rnn --cell bogus
+  expect_text "cell type 'bogus' is unknown; use lstm, gru, rnn_tanh, rnn_relu, mingru, mingru_highway or lstm_ln"
+}
+
 case_bench_scan_bad_threads() {
   run_status 2 recur bench scan --threads 0
   expect_text 'recur bench scan: --threads 0 \(expected counts from 1 to 256\)'

@@ -52,8 +52,8 @@ void add_rnn_bench(CLI::App& bench, int& exit_code) {
                    r.seq_len, r.us_per_call, r.samples_per_s, r.gflops, r.roofline_fraction);
     } else {
       fmt::print(
-          "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = Eigen GEMM "
-          "of the step's shape in this run\n",
+          "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = Eigen GEMMs "
+          "of the step's shapes (one per layer) in this run\n",
           args->cell, config.input, config.layers);
       fmt::print("{:<12} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}\n", "mode", "B", "H", "T",
                  "us/call", "samples/s", "GFLOP/s", "roofline");

@@ -1,6 +1,6 @@
 // `recur bench rnn`: step vs sequence execution of the recurrent core on this machine, with the
-// roofline measured in the same run (an Eigen GEMM of the executor's GEMM shape) and the vanilla
-// op-by-op cell as the baseline. See docs/PERFORMANCE.md for how to read the table.
+// roofline measured in the same run (Eigen GEMMs of the executor's GEMM shapes, one per layer)
+// and the vanilla op-by-op cell as the baseline. See docs/PERFORMANCE.md for how to read the table.
 #pragma once
 
 #include <string>
@@ -27,7 +27,7 @@ struct RnnBenchRow {
   double us_per_call = 0;        // one step, or one whole (T, B) sequence
   double samples_per_s = 0;      // timestep-samples per second
   double gflops = 0;             // GEMM FLOPs only (2 m n k per product)
-  double roofline_fraction = 0;  // gflops / the GEMM roofline of the same shape
+  double roofline_fraction = 0;  // gflops / the GEMM roofline of the same shapes
 };
 
 std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config);

@@ -96,6 +96,11 @@ constexpr bool has_residual_stack(CellType cell) {
 constexpr bool has_highway_stack(CellType cell) {
   return cell == CellType::kMinGruHighway;
 }
+// True where layer k's output (the next layer's input, or the core's) is not its h alone: a
+// residual layer k >= 1 or any highway layer. Executors keep such a layer's output apart.
+constexpr bool has_layer_output(CellType cell, int k) {
+  return (k > 0 && has_residual_stack(cell)) || has_highway_stack(cell);
+}
 constexpr bool has_cell_state(CellType cell) {
   return cell == CellType::kLstm || cell == CellType::kLstmLn;
 }

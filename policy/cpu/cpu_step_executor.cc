@@ -29,7 +29,7 @@ CpuStepExecutor::CpuStepExecutor(const CoreSpec& spec, int slots) : StepExecutor
   c_.assign(has_cell_state(spec.cell) ? lbh : 0, 0.0f);
   xh_.assign(static_cast<size_t>(slots) * (std::max(spec.input, H) + H), 0.0f);
   gates_.assign(static_cast<size_t>(slots) * C, 0.0f);
-  if ((has_residual_stack(spec.cell) && spec.layers > 1) || has_highway_stack(spec.cell))
+  if (has_layer_output(spec.cell, spec.layers - 1))  // some layer's output is not its h
     out_.assign(static_cast<size_t>(slots) * H, 0.0f);
 }
 

@@ -315,7 +315,7 @@ class SequenceEngine {
   // highway's s h + (1 - s) input.
   const AlignedVector<S>& output(int k) const {
     const Layer& ly = layers_[static_cast<size_t>(k)];
-    return residual(k) || highway() ? ly.out : ly.h;
+    return has_layer_output(spec_.cell, k) ? ly.out : ly.h;
   }
 
   // The highway's transpose for all T*B rows of layer k, before its scan's backward: with

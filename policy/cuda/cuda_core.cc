@@ -123,8 +123,8 @@ void CudaCore::enqueue(cublasHandle_t cublas, const float* x, const uint8_t* sta
     a.norm_weight = weights_.data() + o.norm_weight;  // lstm_ln's; zero-length otherwise
     a.norm_bias = weights_.data() + o.norm_bias;
     a.norm_epsilon = spec_.norm_epsilon;
-    // this layer's input (its x columns): the skip of a residual or highway stack
-    if (k > 0 && (has_residual_stack(spec_.cell) || has_highway_stack(spec_.cell))) {
+    // The skip of a residual or highway stack: this layer's input, its x columns.
+    if (k > 0 && has_layer_output(spec_.cell, k)) {
       a.residual = xh;
       a.residual_stride = o.rows;
     }

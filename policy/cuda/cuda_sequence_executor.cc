@@ -20,8 +20,7 @@ constexpr float kOne = 1.0f;
 int select_device(const CoreSpec& spec, int device) {
   RECUR_CHECK(spec.cell == CellType::kLstmLn || is_mingru(spec.cell),
               "the fused CUDA sequence executor runs lstm_ln, mingru and mingru_highway; '{}' runs "
-              "on cuDNN's RNN "
-              "(make_device_sequence chooses)",
+              "on cuDNN's RNN (make_device_sequence chooses)",
               to_string(spec.cell));
   RECUR_CHECK_ARG(device >= 0, "CudaSequenceExecutor: device {} is not a CUDA device ordinal",
                   device);
@@ -176,7 +175,7 @@ void CudaSequenceExecutor::stage(int T, int B, std::span<const uint8_t> episode_
       ly.xhat.reserve(tb * kNormGroups * H);
       ly.rstd.reserve(tb * kNormGroups);
     }
-    if ((k > 0 && has_residual_stack(s.cell)) || has_highway_stack(s.cell)) ly.out.reserve(tb * H);
+    if (has_layer_output(s.cell, k)) ly.out.reserve(tb * H);
   }
 
   pin_starts_[slot_].reserve(tb);
@@ -211,9 +210,7 @@ void CudaSequenceExecutor::stage(int T, int B, std::span<const uint8_t> episode_
 
 const float* CudaSequenceExecutor::layer_output(int k) const {
   const Layer& ly = layers_[static_cast<size_t>(k)];
-  return (k > 0 && has_residual_stack(spec().cell)) || has_highway_stack(spec().cell)
-             ? ly.out.data()
-             : ly.h.data();
+  return has_layer_output(spec().cell, k) ? ly.out.data() : ly.h.data();
 }
 
 const float* CudaSequenceExecutor::layer_input(int k) const {

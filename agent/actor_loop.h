@@ -36,13 +36,25 @@ struct RewardNormalizer {  // SB3 VecNormalize's reward scaling: r / std(discoun
   // Merges the batch's discounted returns into the statistics and scales `rewards` in place;
   // `done` (N) restarts an env's running return after this step. `transition` (N, or empty: all)
   // marks the rows that are transitions: a reset step (0, NEXT_STEP autoreset) adds nothing to
-  // the statistics and leaves its running return alone.
+  // the statistics and leaves its running return alone. `first` > 0: the spans are the rows
+  // first.. of the batch (one env group), and running_return already holds every env's.
   void update_and_scale(std::span<float> rewards, std::span<const uint8_t> done,
-                        std::span<const uint8_t> transition = {});
+                        std::span<const uint8_t> transition = {}, size_t first = 0);
 };
 
+// Double-buffered env groups (an actor built with groups = 2, env.groups): the loop acts on one
+// group while the other's envs step on the VectorEnv's worker threads (EnvPool's and Sample
+// Factory's double buffering), so the policy's act, on a GPU a round trip, hides behind env
+// stepping:
+//   act A(t); start A(t) | act B(t); finish A(t) | start B(t) | act A(t+1); finish B(t) ...
+// Each group's rows are those of a one-group run but for the statistics' order: a group's
+// observations (and rewards) enter the normalizers as it steps, so group A's act at t + 1 is
+// normalized without group B's observations of t + 1 (with normalization off, a grouped rollout
+// equals the one-group rollout bit for bit: tested). The last step of a rollout does not overlap
+// (the next act belongs to the next rollout, after the learner's update).
 class ActorLoop {
  public:
+  // With actor.groups() > 1, venv must be an envs::VectorEnv (throws recur::Error otherwise).
   ActorLoop(envs::BatchEnv& venv, policy::PolicyActor& actor, uint64_t seed, bool normalize_obs);
 
   // Fills `rollout` (resized to T x N) and advances the envs by T steps. `stop_after(t)`, asked
@@ -79,11 +91,20 @@ class ActorLoop {
   void set_env_steps(int64_t s) { env_steps_ = s; }
 
  private:
-  // Merges this step's observations into the normalizer (and the tracked delta), leaving out the
-  // rows of reset steps.
-  void update_obs_statistics(std::span<const float> obs);
+  // Merges rows [begin, end) of this step's observations (obs: those rows) into the normalizer
+  // (and the tracked delta), leaving out the rows of reset steps.
+  void update_obs_statistics(std::span<const float> obs, int begin, int end);
+  // One group's part of step t: act on its rows and store them in the rollout; step its envs
+  // (started, then finished: with one group, the whole step in start_step); after the step,
+  // the checks, rewards, flags, episode ends and truncation bootstraps of its rows.
+  void act_group(int g, int t, Rollout& r);
+  void start_step(int g);
+  void finish_step(int g, int t, Rollout& r,
+                   const std::function<void(const EpisodeEnd&)>& on_episode);
+  int begin_of(int g) const { return actor_.group_begin(g); }
 
   envs::BatchEnv& venv_;
+  envs::VectorEnv* groups_venv_ = nullptr;  // venv_ when the actor has groups
   policy::PolicyActor& actor_;
   Rng rng_;
   bool normalize_obs_;

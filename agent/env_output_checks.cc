@@ -23,17 +23,30 @@ void check_rows(const envs::BatchEnv& env, std::span<const float> values, int wi
 }  // namespace
 
 void check_env_obs(const envs::BatchEnv& env, int64_t steps) {
-  check_rows(env, env.obs(), env.obs_dim(), 0, steps, "observation");
+  check_env_obs(env, steps, 0, env.num_envs());
 }
 
 void check_env_step(const envs::BatchEnv& env, int64_t steps) {
-  check_env_obs(env, steps);
-  check_rows(env, env.rewards(), 1, 0, steps, "reward");
+  check_env_step(env, steps, 0, env.num_envs());
+}
+
+void check_env_obs(const envs::BatchEnv& env, int64_t steps, int begin, int end) {
+  const auto o = static_cast<size_t>(env.obs_dim());
+  check_rows(
+      env, env.obs().subspan(static_cast<size_t>(begin) * o, static_cast<size_t>(end - begin) * o),
+      env.obs_dim(), begin, steps, "observation");
+}
+
+void check_env_step(const envs::BatchEnv& env, int64_t steps, int begin, int end) {
+  check_env_obs(env, steps, begin, end);
+  check_rows(env,
+             env.rewards().subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin)), 1,
+             begin, steps, "reward");
   // The last observation of an episode that just ended (its value bootstraps a truncation).
-  const int n = env.num_envs(), o = env.obs_dim();
+  const int o = env.obs_dim();
   const auto starts = env.episode_start();
   const auto final_obs = env.final_obs();
-  for (int i = 0; i < n; ++i)
+  for (int i = begin; i < end; ++i)
     if (starts[static_cast<size_t>(i)] && (env.terminated()[i] || env.truncated()[i]))
       check_rows(env, final_obs.subspan(static_cast<size_t>(i) * o, static_cast<size_t>(o)), o, i,
                  steps, "final observation");

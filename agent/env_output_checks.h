@@ -14,5 +14,9 @@ namespace recur::agent {
 // index in the batch), the element, the value and `env_steps` (the run's count, as progress.csv).
 void check_env_obs(const envs::BatchEnv& env, int64_t env_steps);
 void check_env_step(const envs::BatchEnv& env, int64_t env_steps);
+// The same for envs [begin, end) of the batch only (one env group; the other rows may be
+// stepping on other threads and are not read).
+void check_env_obs(const envs::BatchEnv& env, int64_t env_steps, int begin, int end);
+void check_env_step(const envs::BatchEnv& env, int64_t env_steps, int begin, int end);
 
 }  // namespace recur::agent

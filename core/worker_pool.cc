@@ -1,5 +1,7 @@
 #include "core/worker_pool.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace recur {
@@ -66,27 +68,65 @@ void WorkerPool::set_wait_budget(WaitBudget wait) {
   yield_us_.store(wait.yield.count(), std::memory_order_relaxed);
 }
 
+namespace {
+// Runs every chunk on the calling thread; rethrows the first error after all have run.
+void run_inline(int count, const std::function<void(int)>& fn) {
+  std::exception_ptr first;
+  for (int c = 0; c < count; ++c) {
+    try {
+      fn(c);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+}  // namespace
+
 void WorkerPool::run(int count, const std::function<void(int)>& fn) {
   RECUR_CHECK_ARG(count >= 0 && count <= kMaxChunks, "WorkerPool::run: {} chunks; use 0 to {}",
                   count, kMaxChunks);
+  RECUR_CHECK(pending_count_ == 0, "WorkerPool::run while a start()ed run is not finish()ed");
   if (count == 0) return;
+  if (size_ == 1) return run_inline(count, fn);
+  complete(count, publish(count, fn, 0));
+}
+
+void WorkerPool::start(int count, const std::function<void(int)>& fn) {
+  RECUR_CHECK_ARG(count >= 0 && count <= kMaxChunks, "WorkerPool::start: {} chunks; use 0 to {}",
+                  count, kMaxChunks);
+  RECUR_CHECK(pending_count_ == 0, "WorkerPool::start while a start()ed run is not finish()ed");
+  if (count == 0) return;
+  task_ = &fn;
+  pending_count_ = count;
+  // The calling thread is busy until finish(): its share goes to the workers (it steals back what
+  // they have not claimed by then).
+  if (size_ > 1) pending_generation_ = publish(count, fn, 1);
+}
+
+void WorkerPool::finish() {
+  if (pending_count_ == 0) return;
+  const int count = pending_count_;
+  pending_count_ = 0;
   if (size_ == 1) {
-    std::exception_ptr first;
-    for (int c = 0; c < count; ++c) {
-      try {
-        fn(c);
-      } catch (...) {
-        if (!first) first = std::current_exception();
-      }
-    }
-    if (first) std::rethrow_exception(first);
-    return;
+    const auto* fn = task_;
+    task_ = nullptr;
+    return run_inline(count, *fn);
   }
+  complete(count, pending_generation_);
+}
+
+uint64_t WorkerPool::publish(int count, const std::function<void(int)>& fn, int first) {
   task_ = &fn;
   const uint64_t generation = (generation_.load(std::memory_order_relaxed) + 1) & kGenerationMask;
+  const int workers = size_ - first;
   for (int t = 0; t < size_; ++t) {
-    const auto begin = static_cast<uint64_t>(int64_t{t} * count / size_);
-    const auto end = static_cast<uint64_t>(int64_t{t + 1} * count / size_);
+    // Threads below `first` get an empty share at `count` (they may still steal).
+    const int k = std::max(t - first, 0);
+    const auto begin =
+        t < first ? uint64_t(count) : static_cast<uint64_t>(int64_t{k} * count / workers);
+    const auto end =
+        t < first ? uint64_t(count) : static_cast<uint64_t>(int64_t{k + 1} * count / workers);
     shares_[t].finished.store(0, std::memory_order_relaxed);
     shares_[t].claim.store(generation << kGenerationShift | end << kEndShift | begin,
                            std::memory_order_relaxed);
@@ -100,6 +140,10 @@ void WorkerPool::run(int count, const std::function<void(int)>& fn) {
     { std::lock_guard lock(mutex_); }
     work_ready_.notify_all();
   }
+  return generation;
+}
+
+void WorkerPool::complete(int count, uint64_t generation) {
   work(0, generation);
   // Only chunks already claimed by other threads are left: wait for them. Spin first (a chunk is
   // short), then yield so that a worker descheduled mid-chunk on a busy core can finish.

@@ -64,6 +64,17 @@ class WorkerPool {
   // run(size(), fn): one chunk per thread, e.g. one slice of work each.
   void run(const std::function<void(int)>& fn) { run(size_, fn); }
 
+  // run() in two halves, for work that overlaps the caller's own: start() hands the chunks to the
+  // workers and returns at once, so the calling thread is free (double-buffered env groups: the
+  // policy acts on one group while the workers step the other); finish() takes whatever chunks
+  // are still unclaimed on the calling thread, waits for the rest and rethrows as run() does.
+  // Every start() needs its finish() before the next start() or run(); `fn` must stay alive until
+  // finish() returns. With size 1 there are no workers: start() only records the run and
+  // finish() does all of it.
+  void start(int count, const std::function<void(int)>& fn);
+  void finish();
+  bool started() const { return pending_count_ > 0; }
+
  private:
   void worker_loop(int index);
   // Claims and runs chunks of run `generation`, its own share first, until none is left; the
@@ -72,6 +83,12 @@ class WorkerPool {
   // Blocks until the published generation differs from `seen` (or the pool stops); returns it.
   uint64_t wait_for_run(uint64_t seen);
   int finished_chunks() const;  // of the current run, over all threads
+  // Deals `count` chunks over the threads [first, size_) and wakes the workers; returns the run's
+  // generation.
+  uint64_t publish(int count, const std::function<void(int)>& fn, int first);
+  // The calling thread's part of a published run: claims what is left, waits for the others'
+  // chunks, rethrows the first error.
+  void complete(int count, uint64_t generation);
 
   // One per thread, each on its own cache line: the thread's share of the run's chunks, and the
   // chunks this thread finished in the run (written by that thread only, read by run()).
@@ -87,6 +104,8 @@ class WorkerPool {
   std::vector<std::thread> threads_;
   std::vector<std::exception_ptr> errors_;  // one per thread; set only while holding a chunk
   const std::function<void(int)>* task_ = nullptr;
+  int pending_count_ = 0;  // chunks of a start() not yet finish()ed (0: none)
+  uint64_t pending_generation_ = 0;
   std::unique_ptr<Share[]> shares_;
   alignas(64) std::atomic<uint64_t> generation_{0};  // of the last published run
   alignas(64) std::atomic<int> sleepers_{0};

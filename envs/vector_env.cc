@@ -53,6 +53,12 @@ VectorEnv::VectorEnv(std::vector<std::unique_ptr<Env>> envs, int num_threads)
     };
     set_schedule(Schedule::kDynamic);
   }
+  range_task_ = [this](int chunk) {
+    const int64_t len = range_end_ - range_begin_;
+    advance_range(range_begin_ + static_cast<int>(chunk * len / range_chunks_),
+                  range_begin_ + static_cast<int>((chunk + 1) * len / range_chunks_),
+                  pending_actions_);
+  };
 }
 
 void VectorEnv::set_schedule(Schedule schedule, int chunks_per_thread) {
@@ -67,7 +73,13 @@ void VectorEnv::set_schedule(Schedule schedule, int chunks_per_thread) {
                       : 1;
 }
 
-VectorEnv::~VectorEnv() = default;
+VectorEnv::~VectorEnv() {
+  // The workers must not outlive a range they are stepping (its errors no longer matter).
+  if (stepping_) try {
+      finish_step();
+    } catch (...) {
+    }
+}
 
 void VectorEnv::reset(uint64_t seed, int first_index) {
   for (int i = 0; i < num_envs(); ++i) {
@@ -108,6 +120,7 @@ int VectorEnv::restore(const Snapshot& s) {
 }
 
 void VectorEnv::step(std::span<const float> actions) {
+  RECUR_CHECK(!stepping_, "VectorEnv({}): step() while a start_step_range is not finished", id());
   // Validate every row first, so a bad action leaves all envs untouched.
   validate_range(0, num_envs(), actions);
   if (!pool_) {
@@ -124,6 +137,30 @@ void VectorEnv::step_range(int begin, int end, std::span<const float> actions) {
                   num_envs());
   validate_range(begin, end, actions);
   advance_range(begin, end, actions);
+}
+
+void VectorEnv::start_step_range(int begin, int end, std::span<const float> actions) {
+  RECUR_CHECK(!stepping_, "VectorEnv({}): start_step_range while another is not finished", id());
+  RECUR_CHECK_ARG(begin >= 0 && begin <= end && end <= num_envs(),
+                  "VectorEnv({}): start_step_range [{}, {}) outside [0, {})", id(), begin, end,
+                  num_envs());
+  validate_range(begin, end, actions);
+  pending_actions_ = actions;
+  range_begin_ = begin;
+  range_end_ = end;
+  stepping_ = true;
+  if (!pool_) return;  // finish_step() steps them
+  // The range's share of one step's chunks (at least one).
+  const int64_t n = num_envs();
+  range_chunks_ = static_cast<int>(std::max<int64_t>(1, (num_chunks_ * (end - begin) + n - 1) / n));
+  pool_->start(range_chunks_, range_task_);
+}
+
+void VectorEnv::finish_step() {
+  if (!stepping_) return;
+  stepping_ = false;
+  if (!pool_) return advance_range(range_begin_, range_end_, pending_actions_);
+  pool_->finish();
 }
 
 void VectorEnv::validate_range(int begin, int end, std::span<const float> actions) const {

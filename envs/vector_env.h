@@ -76,6 +76,15 @@ class VectorEnv final : public BatchEnv {
   void step(std::span<const float> actions) override;
   // Steps envs [begin, end) only (validating their rows first); actions is the whole batch.
   void step_range(int begin, int end, std::span<const float> actions);
+  // step_range in two halves (double-buffered env groups): start_step_range validates the rows of
+  // [begin, end), hands their steps to the worker threads and returns at once; finish_step() helps
+  // with what is left and returns when all are stepped (rethrowing an env's error). In between,
+  // the caller may read and write every row outside [begin, end) (obs, rewards, flags: rows
+  // belong to one index) but must not touch the range's rows or `actions` of the range, nor call
+  // another step. Without worker threads the steps all run in finish_step().
+  void start_step_range(int begin, int end, std::span<const float> actions);
+  void finish_step();
+  bool stepping() const { return stepping_; }
 
   // Every env's snapshot plus the batch flags: restore() continues exactly from here.
   bool can_snapshot() const override { return true; }
@@ -113,6 +122,10 @@ class VectorEnv final : public BatchEnv {
   int num_chunks_ = 1;
   std::span<const float> pending_actions_;  // what the pool's chunks step with
   std::function<void(int)> chunk_task_;     // built once: no allocation per step
+  // start_step_range's chunks: range_chunks_ pieces of [range_begin_, range_end_).
+  int range_begin_ = 0, range_end_ = 0, range_chunks_ = 1;
+  std::function<void(int)> range_task_;
+  bool stepping_ = false;  // a start_step_range is not finished
 };
 
 }  // namespace recur::envs

@@ -36,6 +36,9 @@ class CudaPolicyActor {
 #endif
 
 PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& placement)
+    : PolicyActor(spec, slots, placement, 1) {}
+
+PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& placement, int groups)
     : spec_(spec),
       slots_(slots),
       normalizer_(spec.obs_dim, spec.normalizer_config()),
@@ -43,8 +46,18 @@ PolicyActor::PolicyActor(const PolicySpec& spec, int slots, const Placement& pla
       critic_head_(spec.critic_head_spec()) {
   spec.validate();
   RECUR_CHECK_ARG(slots >= 1, "PolicyActor needs at least one slot, got {}", slots);
+  RECUR_CHECK_ARG(groups >= 1 && groups <= slots,
+                  "PolicyActor: {} groups of {} slots; every group needs at least one slot", groups,
+                  slots);
   const auto b = static_cast<size_t>(slots);
   nobs_.assign(b * spec.obs_dim, 0.0f);
+  if (groups > 1) {
+    for (int g = 0; g < groups; ++g)
+      groups_.push_back(std::make_unique<PolicyActor>(
+          spec, static_cast<int>(int64_t{g + 1} * slots / groups - int64_t{g} * slots / groups),
+          placement));
+    return;
+  }
 #ifdef RECUR_WITH_CUDA
   if (placement.device == Device::kCuda) {
     cuda_ = std::make_unique<CudaPolicyActor>(spec, slots, placement.step);
@@ -77,7 +90,16 @@ void PolicyActor::load(const TensorMap& tensors) {
   load_weights(tensors);
 }
 
+PolicyActor& PolicyActor::group(int g) {
+  RECUR_CHECK_ARG(g >= 0 && g < groups(), "PolicyActor::group({}) of {} groups", g, groups());
+  return groups_.empty() ? *this : *groups_[static_cast<size_t>(g)];
+}
+
 void PolicyActor::load_weights(const TensorMap& tensors) {
+  if (!groups_.empty()) {
+    for (auto& g : groups_) g->load_weights(tensors);
+    return;
+  }
   if (cuda_) return cuda_->load_weights(tensors);
   Mlp* const encoders[2] = {actor_.encoder.get(), critic_.encoder.get()};
   StepExecutor* const cores[2] = {actor_.core.get(), critic_.core.get()};
@@ -99,12 +121,50 @@ void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episo
   const auto b = static_cast<size_t>(slots_);
   RECUR_CHECK_ARG(obs.size() == b * spec_.obs_dim, "act: obs has {} floats, expected {} x {}",
                   obs.size(), slots_, spec_.obs_dim);
+  if (!groups_.empty()) {
+    const size_t a =
+        spec_.action_kind == ActionKind::kDiscrete ? 1 : static_cast<size_t>(spec_.action_dim);
+    RECUR_CHECK_ARG(actions.size() == b * a && log_probs.size() == b && values.size() == b &&
+                        episode_start.size() == b,
+                    "act: output buffers have the wrong sizes for {} slots", slots_);
+    for (int g = 0; g < groups(); ++g)
+      act_group(g, rows(obs, g, spec_.obs_dim), rows(episode_start, g, 1), rng, deterministic,
+                rows(actions, g, a), rows(log_probs, g, 1), rows(values, g, 1));
+    return;
+  }
+  normalizer_.normalize(slots_, obs, nobs_);
+  act_normalized(episode_start, rng, deterministic, actions, log_probs, values);
+}
+
+void PolicyActor::act_group(int g, std::span<const float> obs,
+                            std::span<const uint8_t> episode_start, Rng& rng, bool deterministic,
+                            std::span<float> actions, std::span<float> log_probs,
+                            std::span<float> values) {
+  if (groups_.empty()) {
+    RECUR_CHECK_ARG(g == 0, "act_group({}) on an actor of one group", g);
+    return act(obs, episode_start, rng, deterministic, actions, log_probs, values);
+  }
+  PolicyActor& part = group(g);
+  const int n = part.slots_;
+  RECUR_CHECK_ARG(obs.size() == static_cast<size_t>(n) * spec_.obs_dim &&
+                      episode_start.size() == static_cast<size_t>(n),
+                  "act_group({}): obs must be ({}, {}) and episode_start ({})", g, n, spec_.obs_dim,
+                  n);
+  const auto nobs = rows(std::span<float>(nobs_), g, spec_.obs_dim);
+  normalizer_.normalize(n, obs, nobs);
+  std::copy(nobs.begin(), nobs.end(), part.nobs_.begin());
+  part.act_normalized(episode_start, rng, deterministic, actions, log_probs, values);
+}
+
+void PolicyActor::act_normalized(std::span<const uint8_t> episode_start, Rng& rng,
+                                 bool deterministic, std::span<float> actions,
+                                 std::span<float> log_probs, std::span<float> values) {
+  const auto b = static_cast<size_t>(slots_);
   RECUR_CHECK_ARG(actions.size() == b * (spec_.action_kind == ActionKind::kDiscrete
                                              ? 1
                                              : static_cast<size_t>(spec_.action_dim)) &&
                       log_probs.size() == b && values.size() == b,
                   "act: output buffers have the wrong sizes for {} slots", slots_);
-  normalizer_.normalize(slots_, obs, nobs_);
   if (cuda_)
     return cuda_->act(nobs_, episode_start, rng, deterministic, actions, log_probs, values);
   run_tower(actor_, episode_start);
@@ -137,15 +197,40 @@ void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episo
 void PolicyActor::peek_values(std::span<const float> obs, std::span<const uint8_t> episode_start,
                               std::span<float> values) {
   const auto b = static_cast<size_t>(slots_);
-  RECUR_CHECK_ARG(obs.size() == b * spec_.obs_dim && values.size() == b,
-                  "peek_values: obs must be ({}, {}) and values ({})", slots_, spec_.obs_dim,
-                  slots_);
-  if (cuda_) {
-    normalizer_.normalize(slots_, obs, nobs_);
-    return cuda_->peek_values(nobs_, episode_start, values);
+  RECUR_CHECK_ARG(
+      obs.size() == b * spec_.obs_dim && values.size() == b && episode_start.size() == b,
+      "peek_values: obs must be ({}, {}), values and episode_start ({})", slots_, spec_.obs_dim,
+      slots_);
+  if (!groups_.empty()) {
+    for (int g = 0; g < groups(); ++g)
+      peek_group(g, rows(obs, g, spec_.obs_dim), rows(episode_start, g, 1), rows(values, g, 1));
+    return;
   }
-  get_states(saved_states_);
   normalizer_.normalize(slots_, obs, nobs_);
+  peek_normalized(episode_start, values);
+}
+
+void PolicyActor::peek_group(int g, std::span<const float> obs,
+                             std::span<const uint8_t> episode_start, std::span<float> values) {
+  if (groups_.empty()) {
+    RECUR_CHECK_ARG(g == 0, "peek_group({}) on an actor of one group", g);
+    return peek_values(obs, episode_start, values);
+  }
+  PolicyActor& part = group(g);
+  const auto n = static_cast<size_t>(part.slots_);
+  RECUR_CHECK_ARG(
+      obs.size() == n * spec_.obs_dim && values.size() == n && episode_start.size() == n,
+      "peek_group({}): obs must be ({}, {}), values and episode_start ({})", g, n, spec_.obs_dim,
+      n);
+  const auto nobs = rows(std::span<float>(nobs_), g, spec_.obs_dim);
+  normalizer_.normalize(static_cast<int>(n), obs, nobs);
+  std::copy(nobs.begin(), nobs.end(), part.nobs_.begin());
+  part.peek_normalized(episode_start, values);
+}
+
+void PolicyActor::peek_normalized(std::span<const uint8_t> episode_start, std::span<float> values) {
+  if (cuda_) return cuda_->peek_values(nobs_, episode_start, values);
+  get_states(saved_states_);
   Tower& t = spec_.shared_core ? actor_ : critic_;
   run_tower(t, episode_start);
   critic_head_.forward(slots_, t.h, values);
@@ -153,8 +238,14 @@ void PolicyActor::peek_values(std::span<const float> obs, std::span<const uint8_
 }
 
 void PolicyActor::get_states(std::span<float> out) const {
-  if (cuda_) return cuda_->get_states(out);
   const auto s = static_cast<size_t>(spec_.state_size());
+  if (!groups_.empty()) {
+    RECUR_CHECK_ARG(out.size() == s * slots_, "get_states: {} floats, expected {}", out.size(),
+                    s * slots_);
+    for (int g = 0; g < groups(); ++g) groups_[static_cast<size_t>(g)]->get_states(rows(out, g, s));
+    return;
+  }
+  if (cuda_) return cuda_->get_states(out);
   const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
   RECUR_CHECK_ARG(out.size() == s * slots_, "get_states: {} floats, expected {}", out.size(),
                   s * slots_);
@@ -165,8 +256,15 @@ void PolicyActor::get_states(std::span<float> out) const {
 }
 
 void PolicyActor::set_states(std::span<const float> states) {
-  if (cuda_) return cuda_->set_states(states);
   const auto s = static_cast<size_t>(spec_.state_size());
+  if (!groups_.empty()) {
+    RECUR_CHECK_ARG(states.size() == s * slots_, "set_states: {} floats, expected {}",
+                    states.size(), s * slots_);
+    for (int g = 0; g < groups(); ++g)
+      groups_[static_cast<size_t>(g)]->set_states(rows(states, g, s));
+    return;
+  }
+  if (cuda_) return cuda_->set_states(states);
   const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
   RECUR_CHECK_ARG(states.size() == s * slots_, "set_states: {} floats, expected {}", states.size(),
                   s * slots_);
@@ -177,6 +275,12 @@ void PolicyActor::set_states(std::span<const float> states) {
 }
 
 void PolicyActor::reset(int slot) {
+  if (!groups_.empty()) {
+    RECUR_CHECK_ARG(slot >= 0 && slot < slots_, "reset({}) of {} slots", slot, slots_);
+    int g = 0;
+    while (slot >= group_begin(g + 1)) ++g;
+    return groups_[static_cast<size_t>(g)]->reset(slot - group_begin(g));
+  }
   if (cuda_) return cuda_->reset(slot);
   actor_.core->reset(slot);
   if (!spec_.shared_core) critic_.core->reset(slot);

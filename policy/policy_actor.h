@@ -9,6 +9,7 @@
 // step) and the GPU receives the normalized observations.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -31,11 +32,23 @@ class PolicyActor {
   // normalizer on placement.step.device (placement.step.use_graph: one CUDA graph per step); in a
   // build without CUDA this throws recur::Error as make_step_executor does.
   PolicyActor(const PolicySpec& spec, int slots, const Placement& placement = {});
+  // Double-buffered env groups: the slots are split into `groups` row ranges (group g holds slots
+  // [group_begin(g), group_begin(g + 1))), each a PolicyActor of its own (its own step executors,
+  // on a GPU its own CUDA graph), so that the actor loop acts on one group while the envs of
+  // another step (agent/actor_loop.h). Every call over all slots still works (group by group, in
+  // row order: act() draws the random numbers a one-group actor draws); act_group() and
+  // peek_group() work on one group's rows. The normalizer is this object's, shared by the groups.
+  PolicyActor(const PolicySpec& spec, int slots, const Placement& placement, int groups);
   ~PolicyActor();
   PolicyActor(PolicyActor&&) noexcept;
   PolicyActor& operator=(PolicyActor&&) noexcept;
   const PolicySpec& spec() const { return spec_; }
   int slots() const { return slots_; }
+  int groups() const { return groups_.empty() ? 1 : static_cast<int>(groups_.size()); }
+  int group_begin(int g) const { return static_cast<int>(int64_t{g} * slots_ / groups()); }
+  // One group's actor (the learner publishes weights to each group's GPU actor); with one group,
+  // this actor itself.
+  PolicyActor& group(int g);
 
   // Takes every parameter (and the normalizer statistics) from tensors named as init_policy
   // names them; throws recur::Error naming a missing or misshapen tensor.
@@ -51,6 +64,16 @@ class PolicyActor {
   void act(std::span<const float> obs, std::span<const uint8_t> episode_start, Rng& rng,
            bool deterministic, std::span<float> actions, std::span<float> log_probs,
            std::span<float> values);
+
+  // act() on group g's rows alone: obs (n, obs_dim) raw and every output (n rows) are the
+  // group's rows, n = group_begin(g + 1) - group_begin(g). Writes the group's rows of
+  // normalized_obs().
+  void act_group(int g, std::span<const float> obs, std::span<const uint8_t> episode_start,
+                 Rng& rng, bool deterministic, std::span<float> actions, std::span<float> log_probs,
+                 std::span<float> values);
+  // peek_values() on group g's rows alone (spans as act_group's).
+  void peek_group(int g, std::span<const float> obs, std::span<const uint8_t> episode_start,
+                  std::span<float> values);
 
   // Values of obs (B, obs_dim) as the next step would compute them from the current states
   // (zeroed where episode_start is 1), without changing any state: the bootstrap value of a
@@ -81,6 +104,17 @@ class PolicyActor {
   };
   // Runs obs -> h for one tower.
   void run_tower(Tower& t, std::span<const uint8_t> episode_start);
+  // act() and peek_values() after normalization: the normalized observations are in nobs_.
+  void act_normalized(std::span<const uint8_t> episode_start, Rng& rng, bool deterministic,
+                      std::span<float> actions, std::span<float> log_probs,
+                      std::span<float> values);
+  void peek_normalized(std::span<const uint8_t> episode_start, std::span<float> values);
+  // Group g's rows of a (slots, width) buffer.
+  template <typename T>
+  std::span<T> rows(std::span<T> all, int g, size_t width) const {
+    const auto b = static_cast<size_t>(group_begin(g)), e = static_cast<size_t>(group_begin(g + 1));
+    return all.subspan(b * width, (e - b) * width);
+  }
 
   PolicySpec spec_;
   int slots_;
@@ -91,6 +125,9 @@ class PolicyActor {
   AlignedVector<float> nobs_, head_out_;   // (B, obs_dim), (B, actor head width)
   AlignedVector<float> saved_states_;      // (B, state_size): peek_values' save/restore
   std::unique_ptr<CudaPolicyActor> cuda_;  // set on Device::kCuda: then the towers are unused
+  // Set with groups > 1: then this actor keeps only the normalizer and nobs_, and the groups
+  // compute (their own normalizers are unused).
+  std::vector<std::unique_ptr<PolicyActor>> groups_;
 };
 
 }  // namespace recur::policy

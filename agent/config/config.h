@@ -19,6 +19,9 @@ struct EnvConfig {
   // loading the config makes them absolute, which is what a run directory records.
   std::vector<std::string> plugin;
   int num_envs = 8;
+  // Double-buffered env groups (agent/actor_loop.h): 2 = the policy acts on one half of the envs
+  // while the other half steps on the worker threads.
+  int groups = 1;
   std::map<std::string, std::string> options;  // env options (max_episode_steps, g, ...)
   bool normalize_obs = true;                   // running mean/var normalization of observations
   bool normalize_reward = false;  // scale rewards by a running return std (SB3 VecNormalize)
@@ -31,9 +34,10 @@ struct EnvConfig {
   std::string options_source;
 
   bool operator==(const EnvConfig& o) const {
-    return id == o.id && plugin == o.plugin && num_envs == o.num_envs && options == o.options &&
-           normalize_obs == o.normalize_obs && normalize_reward == o.normalize_reward &&
-           clip_obs == o.clip_obs && clip_reward == o.clip_reward;
+    return id == o.id && plugin == o.plugin && num_envs == o.num_envs && groups == o.groups &&
+           options == o.options && normalize_obs == o.normalize_obs &&
+           normalize_reward == o.normalize_reward && clip_obs == o.clip_obs &&
+           clip_reward == o.clip_reward;
   }
 };
 

@@ -76,6 +76,11 @@ class Checker {
 void check_env(const Checker& c, const EnvConfig& e) {
   c.require(!e.id.empty(), "env.id", e.id, "an env id (`recur envs` lists them)");
   c.require(e.num_envs >= 1, "env.num_envs", e.num_envs, ">= 1");
+  c.require(e.groups == 1 || e.groups == 2, "env.groups", e.groups,
+            "1 (every env steps at once) or 2 (double-buffered: one half steps while the policy "
+            "acts on the other)");
+  c.require(e.groups <= e.num_envs, "env.groups", e.groups,
+            fmt::format("<= env.num_envs = {} (each group needs an env)", e.num_envs));
   c.require(e.clip_obs > 0, "env.clip_obs", e.clip_obs, "> 0");
   c.require(e.clip_reward > 0, "env.clip_reward", e.clip_reward, "> 0");
 }
@@ -273,6 +278,14 @@ void check(const Checker& c, const TrainConfig& config) {
               "cannot be combined with algo.bptt_steps = {} (sequences of a fixed length): set "
               "one of them to 0",
               c.lead("dist.sync_frac"), config.dist.sync_frac, config.algo.bptt_steps);
+  c.require(
+      config.env.groups == 1 || config.algo.type == "ppo", "env.groups", config.env.groups,
+      fmt::format("1 with algo.type: {} (env groups are PPO's actor loop)", config.algo.type));
+  RECUR_CHECK(config.dist.sync_frac == 0 || config.env.groups == 1,
+              "{}dist.sync_frac = {} (DD-PPO's preemption, which ends rollouts at any step) "
+              "cannot be combined with env.groups = {} (one group is always a step ahead): set "
+              "one of them back (dist.sync_frac: 0 or env.groups: 1)",
+              c.lead("dist.sync_frac"), config.dist.sync_frac, config.env.groups);
   RECUR_CHECK(config.dist.sync_frac == 0 || !config.algo.async,
               "{}dist.sync_frac = {} (DD-PPO's preemption) needs algo.async: false: the actor "
               "thread of the async pipeline cannot count the other ranks; set one of them off",

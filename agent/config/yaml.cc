@@ -67,8 +67,8 @@ const std::vector<Section>& sections() {
   static const std::vector<Section> table = {
       {"env",
        {field("id", &T::env, &E::id), field("plugin", &T::env, &E::plugin),
-        field("num_envs", &T::env, &E::num_envs), field("options", &T::env, &E::options),
-        field("normalize_obs", &T::env, &E::normalize_obs),
+        field("num_envs", &T::env, &E::num_envs), field("groups", &T::env, &E::groups),
+        field("options", &T::env, &E::options), field("normalize_obs", &T::env, &E::normalize_obs),
         field("normalize_reward", &T::env, &E::normalize_reward),
         field("clip_obs", &T::env, &E::clip_obs), field("clip_reward", &T::env, &E::clip_reward)}},
       {"policy",

@@ -80,6 +80,10 @@ class CudaPpoEngine final : public PpoEngine {
   policy::TensorMap gradient_tensors() const override { return learner_.gradient_tensors(); }
 
   void publish(policy::PolicyActor& actor) override {
+    if (actor.groups() > 1) {  // env groups: each group's actor has its own weights
+      for (int g = 0; g < actor.groups(); ++g) publish(actor.group(g));
+      return;
+    }
     policy::CudaPolicyActor* gpu = actor.cuda_actor();
     if (gpu == nullptr || gpu->device() != learner_.device()) {
       PpoEngine::publish(actor);  // canonical tensors: a CPU actor, or another GPU

@@ -32,7 +32,8 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
   spec_.obs_clip = config.env.clip_obs;
   Rng init_rng(derive_seed(config.run.seed, 0x1417));
   const policy::TensorMap params = policy::init_policy(spec_, init_rng);
-  actor_ = std::make_unique<policy::PolicyActor>(spec_, config.env.num_envs, actor_placement_);
+  actor_ = std::make_unique<policy::PolicyActor>(spec_, config.env.num_envs, actor_placement_,
+                                                 config.env.groups);
   actor_->load(params);
   // The learner: on a GPU the whole update runs there (the CUDA engine); on the CPU the host
   // engine.

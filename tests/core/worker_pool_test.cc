@@ -1,5 +1,7 @@
 #include "core/worker_pool.h"
 
+#include "core/error.h"
+
 #include <doctest/doctest.h>
 #include <time.h>
 
@@ -117,4 +119,63 @@ TEST_CASE("An idle WorkerPool stops burning CPU after its wait budget") {
   const double used = cpu_seconds() - before;
   CHECK(used < 0.03);
   pool.run(fn);  // and wakes up again
+}
+
+TEST_CASE("WorkerPool start/finish runs every chunk once while the caller does its own work") {
+  for (int size : {1, 2, 3}) {
+    recur::WorkerPool pool(size);
+    for (int count : {0, 1, 2, 9}) {
+      CAPTURE(size);
+      CAPTURE(count);
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(count));
+      const std::function<void(int)> fn = [&](int c) { hits[static_cast<size_t>(c)]++; };
+      for (int r = 0; r < 100; ++r) {
+        pool.start(count, fn);
+        CHECK(pool.started() == (count > 0));
+        // The caller's own work, overlapping (with workers) the chunks.
+        volatile int own = 0;
+        for (int k = 0; k < 1000; ++k) own = own + k;
+        pool.finish();
+        CHECK_FALSE(pool.started());
+        pool.finish();  // nothing pending: a no-op
+      }
+      for (auto& h : hits) CHECK(h.load() == 100);
+      if (count > 0) {
+        pool.start(count, fn);
+        CHECK_THROWS_AS(pool.run(count, fn), recur::Error);  // one run at a time
+        CHECK_THROWS_AS(pool.start(count, fn), recur::Error);
+        pool.finish();
+      }
+    }
+  }
+}
+
+TEST_CASE("WorkerPool start/finish: workers take the chunks while the caller is busy") {
+  recur::WorkerPool pool(2);
+  std::atomic<int> done{0};
+  const std::function<void(int)> fn = [&](int) { done++; };
+  pool.start(8, fn);
+  // The caller claims nothing before finish(): the worker alone gets through all 8.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (done.load() < 8 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  CHECK(done.load() == 8);
+  pool.finish();
+}
+
+TEST_CASE("WorkerPool finish rethrows a chunk's exception, and the pool stays usable") {
+  for (int size : {1, 2}) {
+    recur::WorkerPool pool(size);
+    std::atomic<int> done{0};
+    const std::function<void(int)> fn = [&](int c) {
+      if (c == 1) throw std::runtime_error("chunk 1 failed");
+      done++;
+    };
+    pool.start(4, fn);
+    CHECK_THROWS_WITH(pool.finish(), "chunk 1 failed");
+    CHECK(done == 3);
+    CHECK_FALSE(pool.started());
+    const std::function<void(int)> ok = [&](int) { done++; };
+    pool.run(2, ok);
+    CHECK(done == 5);
+  }
 }

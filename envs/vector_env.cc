@@ -150,9 +150,12 @@ void VectorEnv::start_step_range(int begin, int end, std::span<const float> acti
   range_end_ = end;
   stepping_ = true;
   if (!pool_) return;  // finish_step() steps them
-  // The range's share of one step's chunks (at least one).
+  // The range's share of one step's chunks, each cut kRangeChunksPerChunk times finer (1 to
+  // one env per chunk).
   const int64_t n = num_envs();
-  range_chunks_ = static_cast<int>(std::max<int64_t>(1, (num_chunks_ * (end - begin) + n - 1) / n));
+  range_chunks_ = static_cast<int>(
+      std::clamp<int64_t>(int64_t{kRangeChunksPerChunk} * num_chunks_ * (end - begin) / n, 1,
+                          std::max(end - begin, 1)));
   pool_->start(range_chunks_, range_task_);
 }
 

@@ -305,6 +305,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "Worker spin and yield budget, each, in us (-1: the pool's default)")
       ->check(CLI::Range(-1, 1'000'000))
       ->capture_default_str();
+  cmd->add_flag("--groups", args->config.groups,
+                "Also time the collection loop with the envs in one group and in two "
+                "(env.groups: 2, double-buffered), each act a --act-us wait, at each --threads");
   cmd->add_flag("--json", args->json, "One JSON object per env");
   add_plugin_option(cmd, args->plugins);
   cmd->callback([args, &exit_code] {
@@ -322,12 +325,20 @@ void add_bench_command(CLI::App& app, int& exit_code) {
               scaling.empty() ? "" : ", ", s.threads, s.static_steps_per_s, s.dynamic_steps_per_s,
               r.efficiency(s, s.static_steps_per_s), r.efficiency(s, s.dynamic_steps_per_s));
         }
+        std::string groups;
+        for (const auto& g : r.groups)
+          groups += fmt::format(
+              "{}{{\"threads\": {}, \"one_group_steps_per_s\": {:.0f}, "
+              "\"two_groups_steps_per_s\": {:.0f}}}",
+              groups.empty() ? "" : ", ", g.threads, g.one_group_steps_per_s,
+              g.two_groups_steps_per_s);
         fmt::print(
             "{{\"id\": \"{}\", \"single_steps_per_s\": {:.0f}, \"bare_steps_per_s\": {:.0f}, "
             "\"vector_steps_per_s\": {:.0f}, \"vector_overhead\": {:.4f}, \"num_envs\": {}, "
-            "\"chunks_per_thread\": {}, \"act_us\": {}, \"scaling\": [{}]}}\n",
+            "\"chunks_per_thread\": {}, \"act_us\": {}, \"scaling\": [{}], \"groups\": [{}]}}\n",
             r.id, r.single_steps_per_s, r.bare_steps_per_s, r.vector_steps_per_s,
-            r.vector_overhead(), config.num_envs, config.chunks_per_thread, config.act_us, scaling);
+            r.vector_overhead(), config.num_envs, config.chunks_per_thread, config.act_us, scaling,
+            groups);
       }
       exit_code = 0;
       return;
@@ -356,6 +367,19 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                      s.dynamic_steps_per_s / s.static_steps_per_s);
         }
       }
+    }
+    if (!rows.empty() && !rows.front().groups.empty()) {
+      fmt::print(
+          "\nCollection loop x{} envs, each act a {} us wait on the calling thread (wall time, act "
+          "included): one group vs two (env.groups: 2)\n",
+          config.num_envs, config.act_us);
+      fmt::print("{:<28} {:>7} {:>13} {:>14} {:>8}\n", "env", "threads", "1 group M/s",
+                 "2 groups M/s", "ratio");
+      for (const auto& r : rows)
+        for (const auto& g : r.groups)
+          fmt::print("{:<28} {:>7} {:>13.3f} {:>14.3f} {:>7.2f}x\n", r.id, g.threads,
+                     g.one_group_steps_per_s / 1e6, g.two_groups_steps_per_s / 1e6,
+                     g.two_groups_steps_per_s / g.one_group_steps_per_s);
     }
     exit_code = 0;
   });

@@ -226,6 +226,22 @@ TEST_CASE("config out of range values name the key the value and the range") {
   CHECK(has(steps, "8 * 32 = 256"));
 }
 
+TEST_CASE("config env.groups: 1 or 2, PPO only, not with DD-PPO's preemption") {
+  const std::string three = load_error("env:\n  groups: 3\n");
+  CHECK(
+      has(three,
+          ".yaml:2: env.groups = 3 is out of range: it must be 1 (every env steps at once) or 2"));
+  const std::string more =
+      load_error("env:\n  num_envs: 1\n  groups: 2\nalgo:\n  num_minibatches: 1\n");
+  CHECK(has(more, "env.groups = 2 is out of range: it must be <= env.num_envs = 1"));
+  const std::string sac =
+      load_error("env:\n  groups: 2\n  normalize_obs: false\nalgo:\n  type: sac\n");
+  CHECK(has(sac, "env.groups = 2 is out of range: it must be 1 with algo.type: sac"));
+  const std::string preempt = load_error("env:\n  groups: 2\ndist:\n  sync_frac: 0.6\n");
+  CHECK(has(preempt, "cannot be combined with env.groups = 2"));
+  CHECK(has(preempt, "dist.sync_frac: 0 or env.groups: 1"));
+}
+
 TEST_CASE("config incompatible num_envs and num_minibatches names both keys") {
   const std::string msg = load_error("env:\n  num_envs: 6\n");
   CHECK(has(msg,

@@ -91,6 +91,60 @@ std::vector<EnvScalingRow> bench_scaling(const std::string& id, const EnvBenchCo
   return rows;
 }
 
+// The double-buffering table: the actor loop's two shapes (agent/actor_loop.h) with a simulated
+// act, timed over the whole loop (act included), one group and two alternating by repetition.
+std::vector<EnvGroupsRow> bench_groups(const std::string& id, const EnvBenchConfig& config,
+                                       std::span<const float> actions, size_t batch,
+                                       int64_t rounds) {
+  std::vector<int> counts = config.threads;
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  std::vector<EnvGroupsRow> rows;
+  const int n = config.num_envs, half = n / 2;
+  for (const int k : counts) {
+    envs::VectorEnv one(id, n, {}, k), two(id, n, {}, k);
+    for (auto* v : {&one, &two}) {
+      if (config.spin_us >= 0 && v->worker_pool())
+        v->worker_pool()->set_wait_budget(
+            {std::chrono::microseconds(config.spin_us), std::chrono::microseconds(config.spin_us)});
+      v->reset(0);
+    }
+    auto loop_one = [&] {
+      const auto t0 = Clock::now();
+      for (int64_t r = 0; r < rounds; ++r) {
+        simulate_act(config.act_us);
+        one.step(actions.subspan(static_cast<size_t>(r % kBatches) * batch, batch));
+      }
+      return static_cast<double>(rounds * n) /
+             std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    auto loop_two = [&] {
+      const auto t0 = Clock::now();
+      simulate_act(config.act_us);  // group A's first act
+      for (int64_t r = 0; r < rounds; ++r) {
+        const auto a = actions.subspan(static_cast<size_t>(r % kBatches) * batch, batch);
+        two.start_step_range(0, half, a);
+        simulate_act(config.act_us);  // group B's act
+        two.finish_step();
+        two.start_step_range(half, n, a);
+        if (r + 1 < rounds) simulate_act(config.act_us);  // group A's next act
+        two.finish_step();
+      }
+      return static_cast<double>(rounds * n) /
+             std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    std::vector<double> r1, r2;
+    for (int r = 0; r < config.repeats; ++r) {
+      r1.push_back(loop_one());
+      r2.push_back(loop_two());
+    }
+    std::sort(r1.begin(), r1.end());
+    std::sort(r2.begin(), r2.end());
+    rows.push_back({k, r1[r1.size() / 2], r2[r2.size() / 2]});
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::vector<EnvBenchRow> bench_envs(const EnvBenchConfig& config) {
@@ -101,6 +155,8 @@ std::vector<EnvBenchRow> bench_envs(const EnvBenchConfig& config) {
               "bench envs: --threads needs thread counts >= 1, e.g. --threads 1,2,4");
   RECUR_CHECK(config.chunks_per_thread >= 1 && config.act_us >= 0,
               "bench envs: need --chunks-per-thread >= 1 and --act-us >= 0");
+  RECUR_CHECK(!config.groups || config.num_envs >= 2,
+              "bench envs --groups: needs --num-envs >= 2 (two groups of envs)");
   const bool scaling =
       std::any_of(config.threads.begin(), config.threads.end(), [](int k) { return k > 1; });
   const auto ids = config.ids.empty() ? envs::registry().ids() : config.ids;
@@ -156,6 +212,8 @@ std::vector<EnvBenchRow> bench_envs(const EnvBenchConfig& config) {
       }
       if (scaling)
         row.scaling = bench_scaling(id, config, actions, static_cast<size_t>(n) * dim, rounds);
+      if (config.groups)
+        row.groups = bench_groups(id, config, actions, static_cast<size_t>(n) * dim, rounds);
     }
     rows.push_back(row);
   }

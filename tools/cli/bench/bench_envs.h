@@ -23,6 +23,17 @@ struct EnvBenchConfig {
   // workers must bridge a gap as in training; only the time inside step() is counted.
   int act_us = 0;
   int spin_us = -1;  // the pool's WaitBudget spin and yield, each (-1: WorkerPool's default)
+  // The double-buffering table (env.groups): at each thread count, a collection loop whose act
+  // is a busy wait of act_us on the calling thread per act call (a GPU act: its latency, not its
+  // rows, sets its time, and the waiting thread steps no env), with the envs in one group
+  // (act, then step all) and in two (act on one half while the workers step the other).
+  bool groups = false;
+};
+
+struct EnvGroupsRow {
+  int threads = 1;
+  double one_group_steps_per_s = 0;   // act + step, wall time of the whole loop
+  double two_groups_steps_per_s = 0;  // the double-buffered loop, wall time
 };
 
 struct EnvScalingRow {
@@ -37,6 +48,7 @@ struct EnvBenchRow {
   double bare_steps_per_s = 0;         // num_envs Envs, bare loop
   double vector_steps_per_s = 0;       // VectorEnv over num_envs envs, one thread
   std::vector<EnvScalingRow> scaling;  // one per thread count, ascending; empty when not run
+  std::vector<EnvGroupsRow> groups;    // EnvBenchConfig::groups: one per thread count
   double vector_overhead() const { return bare_steps_per_s / vector_steps_per_s - 1.0; }
   // (steps/s at k threads) / (k x steps/s at 1 thread). The 1-thread rate is the mean of the
   // scaling table's two 1-thread figures (the same single-threaded stepping, timed twice), so

@@ -34,6 +34,12 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
   const policy::TensorMap params = policy::init_policy(spec_, init_rng);
   actor_ = std::make_unique<policy::PolicyActor>(spec_, config.env.num_envs, actor_placement_,
                                                  config.env.groups);
+  if (config.env.groups > 1 && config.run.threads < 2)
+    spdlog::warn(
+        "env.groups = {} with run.threads = 1: no worker thread steps one group while the policy "
+        "acts on the other, so nothing overlaps (results are as with the overlap); set "
+        "run.threads >= 2",
+        config.env.groups);
   actor_->load(params);
   // The learner: on a GPU the whole update runs there (the CUDA engine); on the CPU the host
   // engine.

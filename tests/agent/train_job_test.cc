@@ -350,9 +350,10 @@ TEST_CASE("a two-layer mingru_highway learns CartPoleNoVel on the CPU") {
 }
 
 TEST_CASE("with double-buffered env groups the main job still learns CartPoleNoVel") {
-  // The main config with env.groups: 2 (agent/actor_loop.h): the policy acts on 4 envs while the
-  // other 4 step. Measured (AMD EPYC, 2 cores): 500.0 on seeds 0, 1 and 2 at 100k env steps,
-  // ~3 s each, as with one group. At least 2 of 3 seeds solve it, every seed learns.
+  // The main config with env.groups: 2 (agent/actor_loop.h) and 2 threads: the policy acts on 4
+  // envs while a worker steps the other 4. Measured (AMD EPYC, 2 cores): 500.0 on seeds 0, 1 and 2
+  // at 100k env steps, ~3 s each, as with one group. At least 2 of 3 seeds solve it, every seed
+  // learns.
   const auto config_file =
       std::filesystem::path(RECUR_TEST_DATA_DIR) / ".." / ".." / "configs" / "cartpole_novel.yaml";
   const recur::test::TempDir tmp("env_groups_train_test");

@@ -20,12 +20,12 @@
 #                     LSTM (issue 37)
 #   bench-devices.txt the PPO minibatch against the bare cuDNN forward+backward (issue 36, --stages)
 #   bench-train.txt   env steps/s of lunar_lander_gpu.yaml and lunar_lander_gpu_fast.yaml, sync
-#                     and async, cuda/cuda (issue 36's table)
+#                     and async, cuda/cuda (issue 36's table), the fast one also with env.groups 2
 #   train-fast.txt    lunar_lander_gpu_fast.yaml on cuda/cuda to its first evaluation >= 200:
 #                     the time to target (eval.csv and progress.csv kept in the archive)
 #   summary.txt       one line per section: rc, seconds; the cores' CartPoleNoVel runs on the
-#                     CUDA learner; `bench envs` at 1024 envs x 1..16 threads; then the older GPU
-#                     cases if time is left (old-cases.txt)
+#                     CUDA learner; `bench envs` at 1024 envs x 1..16 threads, with --groups;
+#                     then the older GPU cases if time is left (old-cases.txt)
 # Everything is packed into logs.tar.gz (the run tool returns 8 files); sections that would start
 # past the budget are skipped and listed in skipped.txt.
 set -uo pipefail
@@ -85,6 +85,11 @@ if section "bench train" 90; then
     timeout 90 $R bin/recur --log-level warn bench train "$root/configs/$cfg.yaml" --updates 10 \
       --modes sync,async --devices cuda/cuda
   done >"$out/bench-train.txt" 2>&1
+  # env.groups 2: the GPU actor's act (one CUDA graph per group) behind the other half's stepping.
+  echo "== configs/lunar_lander_gpu_fast.yaml --set env.groups=2" >>"$out/bench-train.txt"
+  timeout 60 $R bin/recur --log-level warn bench train "$root/configs/lunar_lander_gpu_fast.yaml" \
+    --updates 10 --modes sync,async --devices cuda/cuda --set env.groups=2 \
+    >>"$out/bench-train.txt" 2>&1
   note "bench train" $? "$t0"
 fi
 
@@ -124,8 +129,8 @@ fi
 
 if section "bench envs" 60; then
   t0=$SECONDS
-  timeout 90 $R bin/recur bench envs --env LunarLander-v3 --num-envs 1024 --steps 100000 \
-    --repeats 2 --threads 1,4,8,12,16 --act-us 200 >"$out/bench-envs.txt" 2>&1
+  timeout 120 $R bin/recur bench envs --env LunarLander-v3 --num-envs 1024 --steps 100000 \
+    --repeats 2 --threads 1,4,8,12,16 --act-us 200 --groups >"$out/bench-envs.txt" 2>&1
   note "bench envs" $? "$t0"
 fi
 

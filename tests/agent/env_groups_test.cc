@@ -172,7 +172,8 @@ TEST_CASE("env groups: a grouped actor computes what the one-group actor compute
       one.get_states(s1);
       two.get_states(s2);
       check_close(s1, s2, "states after reset(3)");
-      for (size_t i = 3 * spec.state_size(); i < 4 * spec.state_size(); ++i) CHECK(s2[i] == 0.0f);
+      const auto S = static_cast<size_t>(spec.state_size());
+      for (size_t i = 3 * S; i < 4 * S; ++i) CHECK(s2[i] == 0.0f);
     }
   }
   policy::PolicySpec spec = small_spec(venv, "lstm", false);

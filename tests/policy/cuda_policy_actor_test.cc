@@ -124,76 +124,78 @@ TEST_CASE("cuda policy actor matches the cpu actor deterministically") {
   for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous})
     for (bool shared : {true, false})
       for (CellType cell : {CellType::kLstm, CellType::kGru})
-        for (bool graph : {false, true}) {
-          CAPTURE(static_cast<int>(kind));
-          CAPTURE(shared);
-          CAPTURE(to_string(cell));
-          CAPTURE(graph);
-          const PolicySpec spec = actor_spec(kind, shared, cell);
-          recur::Rng init(5);
-          TensorMap params = init_policy(spec, init);
-          // Non-trivial normalizer statistics, so that normalization is part of the comparison.
-          for (auto& m : params.at("obs_norm.mean").data)
-            m = static_cast<float>(init.uniform(-1, 1));
-          for (auto& v : params.at("obs_norm.var").data)
-            v = static_cast<float>(init.uniform(0.5, 2));
-          const int B = 7, T = 10;
-          PolicyActor cpu(spec, B), gpu(spec, B, cuda_placement(graph));
-          cpu.load(params);
-          gpu.load(params);
-          recur::Rng data(9);
-          const std::vector<float> s0 = random_states(spec, B, data);
-          cpu.set_states(s0);
-          gpu.set_states(s0);
-          std::vector<float> obs(static_cast<size_t>(B) * spec.obs_dim);
-          std::vector<float> a1(static_cast<size_t>(B) * action_floats(spec)), a2(a1.size());
-          std::vector<float> lp1(B), lp2(B), v1(B), v2(B);
-          std::vector<uint8_t> st(static_cast<size_t>(B));
-          recur::Rng r1(11), r2(11);
-          std::vector<float> all_a1, all_a2, all_lp1, all_lp2, all_v1, all_v2;
-          for (int t = 0; t < T; ++t) {
-            for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
-            for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = (t + b) % 5 == 0;
-            if (t == 6) {  // an explicit reset between steps, as an evaluator may do
-              cpu.reset(3);
-              gpu.reset(3);
+        for (bool graph : {false, true})
+          for (int groups : {1, 2}) {  // 2: env.groups, one GPU actor (and graph) per half
+            CAPTURE(static_cast<int>(kind));
+            CAPTURE(shared);
+            CAPTURE(to_string(cell));
+            CAPTURE(graph);
+            CAPTURE(groups);
+            const PolicySpec spec = actor_spec(kind, shared, cell);
+            recur::Rng init(5);
+            TensorMap params = init_policy(spec, init);
+            // Non-trivial normalizer statistics, so that normalization is part of the comparison.
+            for (auto& m : params.at("obs_norm.mean").data)
+              m = static_cast<float>(init.uniform(-1, 1));
+            for (auto& v : params.at("obs_norm.var").data)
+              v = static_cast<float>(init.uniform(0.5, 2));
+            const int B = 7, T = 10;
+            PolicyActor cpu(spec, B), gpu(spec, B, cuda_placement(graph), groups);
+            cpu.load(params);
+            gpu.load(params);
+            recur::Rng data(9);
+            const std::vector<float> s0 = random_states(spec, B, data);
+            cpu.set_states(s0);
+            gpu.set_states(s0);
+            std::vector<float> obs(static_cast<size_t>(B) * spec.obs_dim);
+            std::vector<float> a1(static_cast<size_t>(B) * action_floats(spec)), a2(a1.size());
+            std::vector<float> lp1(B), lp2(B), v1(B), v2(B);
+            std::vector<uint8_t> st(static_cast<size_t>(B));
+            recur::Rng r1(11), r2(11);
+            std::vector<float> all_a1, all_a2, all_lp1, all_lp2, all_v1, all_v2;
+            for (int t = 0; t < T; ++t) {
+              for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
+              for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = (t + b) % 5 == 0;
+              if (t == 6) {  // an explicit reset between steps, as an evaluator may do
+                cpu.reset(3);
+                gpu.reset(3);
+              }
+              cpu.act(obs, st, r1, true, a1, lp1, v1);
+              gpu.act(obs, st, r2, true, a2, lp2, v2);
+              if (kind == ActionKind::kDiscrete) CHECK(a1 == a2);
+              CHECK(std::vector<float>(gpu.normalized_obs().begin(), gpu.normalized_obs().end()) ==
+                    std::vector<float>(cpu.normalized_obs().begin(), cpu.normalized_obs().end()));
+              all_a1.insert(all_a1.end(), a1.begin(), a1.end());
+              all_a2.insert(all_a2.end(), a2.begin(), a2.end());
+              all_lp1.insert(all_lp1.end(), lp1.begin(), lp1.end());
+              all_lp2.insert(all_lp2.end(), lp2.begin(), lp2.end());
+              all_v1.insert(all_v1.end(), v1.begin(), v1.end());
+              all_v2.insert(all_v2.end(), v2.begin(), v2.end());
             }
+            CHECK(rel_err(all_a2, all_a1) < 1e-5);
+            CHECK(rel_err(all_lp2, all_lp1) < 1e-5);
+            CHECK(rel_err(all_v2, all_v1) < 1e-5);
+            std::vector<float> st1(s0.size()), st2(s0.size()), after(s0.size());
+            cpu.get_states(st1);
+            gpu.get_states(st2);
+            CHECK(rel_err(st2, st1) < 1e-5);
+
+            // peek_values: the CPU's values, and no state changes (twice: plain, then the graph).
+            for (int k = 0; k < 2; ++k) {
+              for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
+              for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = b == 1;
+              cpu.peek_values(obs, st, v1);
+              gpu.peek_values(obs, st, v2);
+              CHECK(rel_err(v2, v1) < 1e-5);
+              gpu.get_states(after);
+              CHECK(after == st2);
+            }
+            // And the next act continues as if no peek happened.
             cpu.act(obs, st, r1, true, a1, lp1, v1);
             gpu.act(obs, st, r2, true, a2, lp2, v2);
-            if (kind == ActionKind::kDiscrete) CHECK(a1 == a2);
-            CHECK(std::vector<float>(gpu.normalized_obs().begin(), gpu.normalized_obs().end()) ==
-                  std::vector<float>(cpu.normalized_obs().begin(), cpu.normalized_obs().end()));
-            all_a1.insert(all_a1.end(), a1.begin(), a1.end());
-            all_a2.insert(all_a2.end(), a2.begin(), a2.end());
-            all_lp1.insert(all_lp1.end(), lp1.begin(), lp1.end());
-            all_lp2.insert(all_lp2.end(), lp2.begin(), lp2.end());
-            all_v1.insert(all_v1.end(), v1.begin(), v1.end());
-            all_v2.insert(all_v2.end(), v2.begin(), v2.end());
-          }
-          CHECK(rel_err(all_a2, all_a1) < 1e-5);
-          CHECK(rel_err(all_lp2, all_lp1) < 1e-5);
-          CHECK(rel_err(all_v2, all_v1) < 1e-5);
-          std::vector<float> st1(s0.size()), st2(s0.size()), after(s0.size());
-          cpu.get_states(st1);
-          gpu.get_states(st2);
-          CHECK(rel_err(st2, st1) < 1e-5);
-
-          // peek_values: the CPU's values, and no state changes (twice: plain, then the graph).
-          for (int k = 0; k < 2; ++k) {
-            for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
-            for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = b == 1;
-            cpu.peek_values(obs, st, v1);
-            gpu.peek_values(obs, st, v2);
             CHECK(rel_err(v2, v1) < 1e-5);
-            gpu.get_states(after);
-            CHECK(after == st2);
+            CHECK(rel_err(lp2, lp1) < 1e-5);
           }
-          // And the next act continues as if no peek happened.
-          cpu.act(obs, st, r1, true, a1, lp1, v1);
-          gpu.act(obs, st, r2, true, a2, lp2, v2);
-          CHECK(rel_err(v2, v1) < 1e-5);
-          CHECK(rel_err(lp2, lp1) < 1e-5);
-        }
 }
 
 TEST_CASE("cuda policy actor sampled log-probs equal the cpu learner's") {

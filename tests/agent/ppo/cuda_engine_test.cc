@@ -203,20 +203,27 @@ TEST_CASE("CUDA PPO engine publishes to a GPU actor as canonical tensors would")
     policy::PolicyActor direct(spec, B, cuda_placement());
     policy::PolicyActor canonical(spec, B, cuda_placement());
     policy::PolicyActor cpu(spec, B);
-    gpu->publish(direct);                       // device to device
-    canonical.load_weights(gpu->to_tensors());  // through canonical tensors
-    gpu->publish(cpu);                          // a CPU actor: canonical tensors
+    policy::PolicyActor grouped(spec, B, cuda_placement(), 2);  // env.groups 2: two GPU actors
+    gpu->publish(direct);                                       // device to device
+    gpu->publish(grouped);                                      // device to device, to each group
+    canonical.load_weights(gpu->to_tensors());                  // through canonical tensors
+    gpu->publish(cpu);                                          // a CPU actor: canonical tensors
     std::vector<float> obs(static_cast<size_t>(B) * spec.obs_dim);
     std::vector<uint8_t> starts(B, 0);
     std::vector<float> a1(B), l1(B), v1(B), a2(B), l2(B), v2(B), a3(B), l3(B), v3(B);
-    Rng r1(1), r2(1), r3(1);
+    std::vector<float> a4(B), l4(B), v4(B);
+    Rng r1(1), r2(1), r3(1), r4(1);
     for (int step = 0; step < 5; ++step) {
       for (auto& o : obs) o = static_cast<float>(rng.uniform(-1, 1));
       std::fill(starts.begin(), starts.end(), step == 0 ? 1 : 0);
       direct.act(obs, starts, r1, true, a1, l1, v1);
       canonical.act(obs, starts, r2, true, a2, l2, v2);
       cpu.act(obs, starts, r3, true, a3, l3, v3);
+      grouped.act(obs, starts, r4, true, a4, l4, v4);
       CHECK(a1 == a2);
+      CHECK(a1 == a4);
+      CHECK(rel_err(l4, l1) < 1e-5);  // GEMMs of 3 rows, not 6: equal up to rounding
+      CHECK(rel_err(v4, v1) < 1e-5);
       CHECK(l1 == l2);
       CHECK(v1 == v2);
       CHECK(rel_err(l1, l3) < 1e-5);

@@ -49,9 +49,10 @@ struct RewardNormalizer {  // SB3 VecNormalize's reward scaling: r / std(discoun
 //   act A(t); start A(t) | act B(t); finish A(t) | start B(t) | act A(t+1); finish B(t) ...
 // Each group's rows are those of a one-group run but for the statistics' order: a group's
 // observations (and rewards) enter the normalizers as it steps, so group A's act at t + 1 is
-// normalized without group B's observations of t + 1 (with normalization off, a grouped rollout
-// equals the one-group rollout bit for bit: tested). The last step of a rollout does not overlap
-// (the next act belongs to the next rollout, after the learner's update).
+// normalized without group B's observations of t + 1. With normalization off, a grouped rollout
+// has the one-group rollout's actions, observations, rewards and episodes, and its values and
+// states up to the rounding of GEMMs over fewer rows (tested). The last step of a rollout does not
+// overlap (the next act belongs to the next rollout, after the learner's update).
 class ActorLoop {
  public:
   // With actor.groups() > 1, venv must be an envs::VectorEnv (throws recur::Error otherwise).

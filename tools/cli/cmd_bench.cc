@@ -247,9 +247,13 @@ void add_train_bench(CLI::App& bench, int& exit_code) {
   cmd->callback([args, &exit_code] {
     const auto config = agent::load_config(args->config, args->overrides);
     const auto rows = bench_train(config, args->updates, args->modes, args->devices);
-    fmt::print("{}: {} envs x {} steps per update, {} epochs x {} minibatches, hidden {}\n",
-               config.env.id, config.env.num_envs, config.algo.rollout_steps, config.algo.epochs,
-               config.algo.num_minibatches, config.policy.hidden);
+    fmt::print(
+        "{}: {} envs{} x {} steps per update, {} epochs x {} minibatches, hidden {}, {} "
+        "env threads\n",
+        config.env.id, config.env.num_envs,
+        config.env.groups > 1 ? fmt::format(" in {} groups", config.env.groups) : "",
+        config.algo.rollout_steps, config.algo.epochs, config.algo.num_minibatches,
+        config.policy.hidden, config.run.threads);
     fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12} {:>8} {:>8} {:>8} {:>9} {:>8}\n", "devices",
                "mode", "updates", "env steps", "env steps/s", "act s", "learn s", "wait s",
                "lag mean", "lag max");

@@ -92,8 +92,8 @@ class PolicyActor {
   void set_states(std::span<const float> states);
   void reset(int slot);
 
-  // The GPU side when placed on Device::kCuda (null otherwise): the CUDA learner publishes to it
-  // device to device.
+  // The GPU side when placed on Device::kCuda (null otherwise, and for an actor of several groups,
+  // whose GPU sides are group(g).cuda_actor()): the CUDA learner publishes to it device to device.
   CudaPolicyActor* cuda_actor() { return cuda_.get(); }
 
  private:

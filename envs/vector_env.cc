@@ -82,6 +82,7 @@ VectorEnv::~VectorEnv() {
 }
 
 void VectorEnv::reset(uint64_t seed, int first_index) {
+  RECUR_CHECK(!stepping_, "VectorEnv({}): reset() while a start_step_range is not finished", id());
   for (int i = 0; i < num_envs(); ++i) {
     const auto obs = envs_[static_cast<size_t>(i)]->reset(
         derive_seed(seed, static_cast<uint64_t>(first_index) + static_cast<uint64_t>(i)));
@@ -95,6 +96,8 @@ void VectorEnv::reset(uint64_t seed, int first_index) {
 }
 
 VectorEnv::Snapshot VectorEnv::snapshot() const {
+  RECUR_CHECK(!stepping_, "VectorEnv({}): snapshot() while a start_step_range is not finished",
+              id());
   Snapshot s;
   for (const auto& e : envs_) s.envs.push_back(e->snapshot());
   s.episode_start = episode_start_;
@@ -102,6 +105,8 @@ VectorEnv::Snapshot VectorEnv::snapshot() const {
 }
 
 int VectorEnv::restore(const Snapshot& s) {
+  RECUR_CHECK(!stepping_, "VectorEnv({}): restore() while a start_step_range is not finished",
+              id());
   RECUR_CHECK_ARG(s.envs.size() == envs_.size() && s.episode_start.size() == envs_.size(),
                   "VectorEnv({}): snapshot of {} envs, this has {}", id(), s.envs.size(),
                   envs_.size());

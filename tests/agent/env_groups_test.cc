@@ -112,6 +112,9 @@ TEST_CASE("env groups: a VectorEnv stepped range by range in the background equa
       // A bad action outside the range does not matter to it.
       halves.start_step_range(0, 3, actions);
       CHECK_THROWS_AS(halves.step(actions), Error);  // one step at a time
+      CHECK_THROWS_AS(halves.start_step_range(3, N, actions), Error);
+      CHECK_THROWS_AS(halves.reset(1), Error);
+      CHECK_THROWS_AS(static_cast<void>(halves.snapshot()), Error);
       halves.finish_step();
     }
   }

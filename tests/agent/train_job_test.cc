@@ -292,86 +292,62 @@ TEST_CASE("a resumed run produces exactly what an uninterrupted run produces") {
   }
 }
 
-TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
-  if (!recur::test::gpu_or_skip("GPU training run")) return;
-  // The main job (configs/cartpole_novel.yaml, read from the file) with both cores on the GPU,
-  // on seeds 0, 1, 2. One seed is a coin toss, not a check: on the H100 (docs/PERFORMANCE.md,
-  // the first H100 run) cuda/cuda reached 215.8 (100 episodes; 114.3 over 20)
-  // on seed 0 and 500.0 / 498.9 on seeds 1 and 2, deterministically (CUDA_LAUNCH_BLOCKING and
-  // graphs off give the same bits), and the CPU's own acceptance table has seeds at 469-500. So
-  // the check is what held for every measured seed on both devices: at least 2 of 3 seeds solve
-  // it (>= 400) and every seed learns (>= 90, four times a random policy's ~22).
-  // The data folder is compiled in; RECUR_TEST_DATA_DIR overrides it on a device machine, where
-  // the source tree lies elsewhere (tools/gpu/run.sh sets it).
+// The main job (configs/cartpole_novel.yaml, read from the file) with `overrides` on seeds 0, 1,
+// 2. One seed is a coin toss, not a check: on the H100 (docs/PERFORMANCE.md, the first H100 run)
+// cuda/cuda reached 215.8 (100 episodes; 114.3 over 20) on seed 0 and 500.0 / 498.9 on seeds 1
+// and 2, and the CPU's own acceptance table has seeds at 469-500. So the check is what held for
+// every measured seed: at least 2 of 3 seeds solve it (>= 400 over 20 episodes) and every seed
+// learns (>= 90, four times a random policy's ~22). The data folder is compiled in;
+// RECUR_TEST_DATA_DIR overrides it on a device machine, where the source tree lies elsewhere
+// (tools/gpu/run.sh sets it).
+namespace {
+void check_learns_cartpole_novel(const std::vector<std::string>& overrides,
+                                 const std::string& name) {
   const char* data_env = std::getenv("RECUR_TEST_DATA_DIR");
   const auto config_file =
       std::filesystem::path(data_env && *data_env ? data_env : RECUR_TEST_DATA_DIR) / ".." / ".." /
       "configs" / "cartpole_novel.yaml";
-  const recur::test::TempDir tmp("gpu_train_test");
+  const recur::test::TempDir tmp(name + "_train_test");
   int solved = 0;
   for (int seed = 0; seed < 3; ++seed) {
     CAPTURE(seed);
-    agent::TrainConfig c = agent::load_config(
-        config_file, {"device.actor=cuda", "device.learner=cuda", "run.eval_every=0",
-                      "run.final_eval_episodes=20", "run.seed=" + std::to_string(seed),
-                      "run.output_dir=" + tmp.path.string()});
-    const auto r = agent::run_train_job(c, agent::to_yaml(c), named("gpu"));
+    std::vector<std::string> sets = overrides;
+    sets.insert(sets.end(),
+                {"run.eval_every=0", "run.final_eval_episodes=20",
+                 "run.seed=" + std::to_string(seed), "run.output_dir=" + tmp.path.string()});
+    agent::TrainConfig c = agent::load_config(config_file, sets);
+    const auto r = agent::run_train_job(c, agent::to_yaml(c), named(name));
     const double ret = r.final_eval.mean_return();
-    MESSAGE("GPU run, seed " << seed << ": final deterministic return " << ret);
+    MESSAGE(name << ", seed " << seed << ": final deterministic return " << ret);
     CHECK(ret >= 90.0);
     if (ret >= 400.0) ++solved;
   }
   CHECK(solved >= 2);
+}
+}  // namespace
+
+TEST_CASE("training with actor and learner on the GPU learns CartPoleNoVel") {
+  if (!recur::test::gpu_or_skip("GPU training run")) return;
+  // Both cores on the GPU (CUDA_LAUNCH_BLOCKING and graphs off give the same bits).
+  check_learns_cartpole_novel({"device.actor=cuda", "device.learner=cuda"}, "gpu");
 }
 
 TEST_CASE("a two-layer mingru_highway learns CartPoleNoVel on the CPU") {
-  // The main job's config with the core changed: minGRU with the gated highway (core_spec.h),
-  // 2 layers of 64, the CPU step executor acting and the CPU sequence engine learning. Measured
-  // (AMD EPYC, 2 cores): 500.0 over 20 episodes on seeds 0, 1 and 2 at 100k env steps, ~3 s each.
-  // As the GPU test above: at least 2 of 3 seeds solve it, every seed learns.
-  const auto config_file =
-      std::filesystem::path(RECUR_TEST_DATA_DIR) / ".." / ".." / "configs" / "cartpole_novel.yaml";
-  const recur::test::TempDir tmp("mingru_highway_train_test");
-  int solved = 0;
-  for (int seed = 0; seed < 3; ++seed) {
-    CAPTURE(seed);
-    agent::TrainConfig c = agent::load_config(
-        config_file,
-        {"policy.core=mingru_highway", "policy.layers=2", "device.actor=cpu", "device.learner=cpu",
-         "run.total_env_steps=100000", "run.eval_every=0", "run.final_eval_episodes=20",
-         "run.seed=" + std::to_string(seed), "run.output_dir=" + tmp.path.string()});
-    const auto r = agent::run_train_job(c, agent::to_yaml(c), named("mingru_highway"));
-    const double ret = r.final_eval.mean_return();
-    MESSAGE("mingru_highway, seed " << seed << ": final deterministic return " << ret);
-    CHECK(ret >= 90.0);
-    if (ret >= 400.0) ++solved;
-  }
-  CHECK(solved >= 2);
+  // The core changed: minGRU with the gated highway (core_spec.h), 2 layers of 64, the CPU step
+  // executor acting and the CPU sequence engine learning. Measured (AMD EPYC, 2 cores): 500.0 over
+  // 20 episodes on seeds 0, 1 and 2 at 100k env steps, ~3 s each.
+  check_learns_cartpole_novel({"policy.core=mingru_highway", "policy.layers=2", "device.actor=cpu",
+                               "device.learner=cpu", "run.total_env_steps=100000"},
+                              "mingru_highway");
 }
 
 TEST_CASE("with double-buffered env groups the main job still learns CartPoleNoVel") {
-  // The main config with env.groups: 2 (agent/actor_loop.h) and 2 threads: the policy acts on 4
-  // envs while a worker steps the other 4. Measured (AMD EPYC, 2 cores): 500.0 on seeds 0, 1 and 2
-  // at 100k env steps, ~3 s each, as with one group. At least 2 of 3 seeds solve it, every seed
-  // learns.
-  const auto config_file =
-      std::filesystem::path(RECUR_TEST_DATA_DIR) / ".." / ".." / "configs" / "cartpole_novel.yaml";
-  const recur::test::TempDir tmp("env_groups_train_test");
-  int solved = 0;
-  for (int seed = 0; seed < 3; ++seed) {
-    CAPTURE(seed);
-    agent::TrainConfig c = agent::load_config(
-        config_file,
-        {"env.groups=2", "device.actor=cpu", "device.learner=cpu", "run.total_env_steps=100000",
-         "run.eval_every=0", "run.final_eval_episodes=20", "run.seed=" + std::to_string(seed),
-         "run.output_dir=" + tmp.path.string()});
-    const auto r = agent::run_train_job(c, agent::to_yaml(c), named("groups"));
-    const double ret = r.final_eval.mean_return();
-    MESSAGE("env.groups 2, seed " << seed << ": final deterministic return " << ret);
-    CHECK(ret >= 90.0);
-    if (ret >= 400.0) ++solved;
-  }
-  CHECK(solved >= 2);
+  // env.groups: 2 (agent/actor_loop.h) on 2 threads: the policy acts on 4 envs while a worker
+  // steps the other 4. Measured (AMD EPYC, 2 cores): 500.0 on seeds 0, 1 and 2 at 100k env steps,
+  // ~3 s each, as with one group.
+  check_learns_cartpole_novel({"env.groups=2", "run.threads=2", "device.actor=cpu",
+                               "device.learner=cpu", "run.total_env_steps=100000"},
+                              "env_groups");
 }
 
 TEST_CASE("a Box2D run resumes: envs without a flat state restart their in-flight episodes") {

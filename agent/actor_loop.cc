@@ -215,14 +215,24 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
     // Two groups, A = 0 and B = 1 (the config allows no more): while one group's envs step on
     // the worker threads, this thread acts on the other.
     RECUR_CHECK(!stop_after, "env.groups > 1 cannot stop a rollout early (dist.sync_frac)");
-    act_group(0, 0, r);
-    for (int t = 0; t < T; ++t) {
-      start_step(0);
-      act_group(1, t, r);
-      finish_step(0, t, r, on_episode);
-      start_step(1);
-      if (t + 1 < T) act_group(0, t + 1, r);
-      finish_step(1, t, r, on_episode);
+    try {
+      act_group(0, 0, r);
+      for (int t = 0; t < T; ++t) {
+        start_step(0);
+        act_group(1, t, r);
+        finish_step(0, t, r, on_episode);
+        start_step(1);
+        if (t + 1 < T) act_group(0, t + 1, r);
+        finish_step(1, t, r, on_episode);
+      }
+    } catch (...) {
+      // An error while one group steps in the background (a non-finite observation of the
+      // other, say): let that step end before the error leaves, so that nothing runs on.
+      try {
+        groups_venv_->finish_step();
+      } catch (...) {  // the first error is the one to report
+      }
+      throw;
     }
   }
   // Value after the last step, as the next unroll's first step will see it.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -251,6 +252,30 @@ TEST_CASE("env groups: with normalization on, every observation enters the stati
   }
   CHECK(raw_gap > 0.5);  // not all near zero: they were normalized, not zeroed
   for (float x : r.rewards) CHECK(std::isfinite(x));
+}
+
+TEST_CASE("env groups: an error while the other group steps leaves no step in flight") {
+  // A plugin-like env whose observation turns NaN: the check on group B's rows throws while
+  // group A steps on the worker; the loop lets that step end before the error leaves.
+  const int N = 4;
+  envs::VectorEnv venv("CartPole-v1", N, {}, 2);
+  const auto spec = small_spec(venv, "lstm", false);
+  Rng init(3);
+  policy::PolicyActor two(spec, N, {}, 2);
+  two.load(policy::init_policy(spec, init));
+  venv.reset(1);
+  agent::ActorLoop loop(venv, two, 1, false);
+  agent::Rollout r;
+  loop.collect(4, r, {});
+  // Poison env 3's state (group B) so that its next observation is NaN.
+  auto snap = venv.snapshot();
+  auto& state = snap.envs[3].state;
+  REQUIRE(!state.empty());
+  state[0] = std::numeric_limits<double>::quiet_NaN();
+  venv.restore(snap);
+  CHECK_THROWS_WITH_AS(loop.collect(4, r, {}), doctest::Contains("index 3"), Error);
+  CHECK_FALSE(venv.stepping());
+  venv.reset(2);  // usable again
 }
 
 TEST_CASE("env groups: a batch env that recur does not step refuses them") {

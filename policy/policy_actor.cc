@@ -144,16 +144,21 @@ void PolicyActor::act_group(int g, std::span<const float> obs,
     RECUR_CHECK_ARG(g == 0, "act_group({}) on an actor of one group", g);
     return act(obs, episode_start, rng, deterministic, actions, log_probs, values);
   }
-  PolicyActor& part = group(g);
-  const int n = part.slots_;
+  const int n = group(g).slots_;
   RECUR_CHECK_ARG(obs.size() == static_cast<size_t>(n) * spec_.obs_dim &&
                       episode_start.size() == static_cast<size_t>(n),
                   "act_group({}): obs must be ({}, {}) and episode_start ({})", g, n, spec_.obs_dim,
                   n);
+  normalize_group(g, obs).act_normalized(episode_start, rng, deterministic, actions, log_probs,
+                                         values);
+}
+
+PolicyActor& PolicyActor::normalize_group(int g, std::span<const float> obs) {
+  PolicyActor& part = group(g);
   const auto nobs = rows(std::span<float>(nobs_), g, spec_.obs_dim);
-  normalizer_.normalize(n, obs, nobs);
+  normalizer_.normalize(part.slots_, obs, nobs);
   std::copy(nobs.begin(), nobs.end(), part.nobs_.begin());
-  part.act_normalized(episode_start, rng, deterministic, actions, log_probs, values);
+  return part;
 }
 
 void PolicyActor::act_normalized(std::span<const uint8_t> episode_start, Rng& rng,
@@ -216,16 +221,12 @@ void PolicyActor::peek_group(int g, std::span<const float> obs,
     RECUR_CHECK_ARG(g == 0, "peek_group({}) on an actor of one group", g);
     return peek_values(obs, episode_start, values);
   }
-  PolicyActor& part = group(g);
-  const auto n = static_cast<size_t>(part.slots_);
+  const auto n = static_cast<size_t>(group(g).slots_);
   RECUR_CHECK_ARG(
       obs.size() == n * spec_.obs_dim && values.size() == n && episode_start.size() == n,
       "peek_group({}): obs must be ({}, {}), values and episode_start ({})", g, n, spec_.obs_dim,
       n);
-  const auto nobs = rows(std::span<float>(nobs_), g, spec_.obs_dim);
-  normalizer_.normalize(static_cast<int>(n), obs, nobs);
-  std::copy(nobs.begin(), nobs.end(), part.nobs_.begin());
-  part.peek_normalized(episode_start, values);
+  normalize_group(g, obs).peek_normalized(episode_start, values);
 }
 
 void PolicyActor::peek_normalized(std::span<const uint8_t> episode_start, std::span<float> values) {

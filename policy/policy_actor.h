@@ -109,6 +109,9 @@ class PolicyActor {
                       std::span<float> actions, std::span<float> log_probs,
                       std::span<float> values);
   void peek_normalized(std::span<const uint8_t> episode_start, std::span<float> values);
+  // Normalizes group g's raw rows `obs` into this actor's nobs_ rows (normalized_obs()) and the
+  // group's own nobs_ (what its towers read); returns the group.
+  PolicyActor& normalize_group(int g, std::span<const float> obs);
   // Group g's rows of a (slots, width) buffer.
   template <typename T>
   std::span<T> rows(std::span<T> all, int g, size_t width) const {

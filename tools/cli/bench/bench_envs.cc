@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <span>
+#include <utility>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -46,6 +47,35 @@ void simulate_act(int us) {
   }
 }
 
+// Thread counts ascending, each once.
+std::vector<int> thread_counts(std::vector<int> counts) {
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
+}
+
+// The pool's wait budget from --spin-us (when given), then the envs reset.
+void prepare(envs::VectorEnv& v, const EnvBenchConfig& config) {
+  if (config.spin_us >= 0 && v.worker_pool())
+    v.worker_pool()->set_wait_budget(
+        {std::chrono::microseconds(config.spin_us), std::chrono::microseconds(config.spin_us)});
+  v.reset(0);
+}
+
+// `repeats` timings of a and of b, alternating (so a load change on a shared machine hits both
+// alike); the median of each.
+std::pair<double, double> alternating_medians(int repeats, const std::function<double()>& a,
+                                              const std::function<double()>& b) {
+  std::vector<double> ra, rb;
+  for (int r = 0; r < repeats; ++r) {
+    ra.push_back(a());
+    rb.push_back(b());
+  }
+  std::sort(ra.begin(), ra.end());
+  std::sort(rb.begin(), rb.end());
+  return {ra[ra.size() / 2], rb[rb.size() / 2]};
+}
+
 // The scaling table: at each thread count, VectorEnvs on the static and the dynamic schedule,
 // timed in alternating repetitions (so a load change on a shared machine hits both alike); only
 // the time inside step() counts, the simulated act between steps does not.
@@ -54,20 +84,14 @@ std::vector<EnvScalingRow> bench_scaling(const std::string& id, const EnvBenchCo
                                          int64_t rounds) {
   std::vector<int> counts = config.threads;
   counts.push_back(1);
-  std::sort(counts.begin(), counts.end());
-  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   std::vector<EnvScalingRow> rows;
-  for (const int k : counts) {
+  for (const int k : thread_counts(counts)) {
     using Schedule = envs::VectorEnv::Schedule;
     envs::VectorEnv fixed(id, config.num_envs, {}, k), dynamic(id, config.num_envs, {}, k);
     fixed.set_schedule(Schedule::kStatic);
     dynamic.set_schedule(Schedule::kDynamic, config.chunks_per_thread);
-    for (auto* v : {&fixed, &dynamic}) {
-      if (config.spin_us >= 0 && v->worker_pool())
-        v->worker_pool()->set_wait_budget(
-            {std::chrono::microseconds(config.spin_us), std::chrono::microseconds(config.spin_us)});
-      v->reset(0);
-    }
+    prepare(fixed, config);
+    prepare(dynamic, config);
     auto timed = [&](envs::VectorEnv& v) {
       double inside = 0;
       for (int64_t r = 0; r < rounds; ++r) {
@@ -78,15 +102,9 @@ std::vector<EnvScalingRow> bench_scaling(const std::string& id, const EnvBenchCo
       }
       return static_cast<double>(rounds * config.num_envs) / inside;
     };
-    std::vector<double> fixed_rates, dynamic_rates;
-    for (int r = 0; r < config.repeats; ++r) {
-      fixed_rates.push_back(timed(fixed));
-      dynamic_rates.push_back(timed(dynamic));
-    }
-    std::sort(fixed_rates.begin(), fixed_rates.end());
-    std::sort(dynamic_rates.begin(), dynamic_rates.end());
-    rows.push_back(
-        {k, fixed_rates[fixed_rates.size() / 2], dynamic_rates[dynamic_rates.size() / 2]});
+    const auto [fixed_rate, dynamic_rate] = alternating_medians(
+        config.repeats, [&] { return timed(fixed); }, [&] { return timed(dynamic); });
+    rows.push_back({k, fixed_rate, dynamic_rate});
   }
   return rows;
 }
@@ -96,19 +114,12 @@ std::vector<EnvScalingRow> bench_scaling(const std::string& id, const EnvBenchCo
 std::vector<EnvGroupsRow> bench_groups(const std::string& id, const EnvBenchConfig& config,
                                        std::span<const float> actions, size_t batch,
                                        int64_t rounds) {
-  std::vector<int> counts = config.threads;
-  std::sort(counts.begin(), counts.end());
-  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   std::vector<EnvGroupsRow> rows;
   const int n = config.num_envs, half = n / 2;
-  for (const int k : counts) {
+  for (const int k : thread_counts(config.threads)) {
     envs::VectorEnv one(id, n, {}, k), two(id, n, {}, k);
-    for (auto* v : {&one, &two}) {
-      if (config.spin_us >= 0 && v->worker_pool())
-        v->worker_pool()->set_wait_budget(
-            {std::chrono::microseconds(config.spin_us), std::chrono::microseconds(config.spin_us)});
-      v->reset(0);
-    }
+    prepare(one, config);
+    prepare(two, config);
     auto loop_one = [&] {
       const auto t0 = Clock::now();
       for (int64_t r = 0; r < rounds; ++r) {
@@ -133,14 +144,8 @@ std::vector<EnvGroupsRow> bench_groups(const std::string& id, const EnvBenchConf
       return static_cast<double>(rounds * n) /
              std::chrono::duration<double>(Clock::now() - t0).count();
     };
-    std::vector<double> r1, r2;
-    for (int r = 0; r < config.repeats; ++r) {
-      r1.push_back(loop_one());
-      r2.push_back(loop_two());
-    }
-    std::sort(r1.begin(), r1.end());
-    std::sort(r2.begin(), r2.end());
-    rows.push_back({k, r1[r1.size() / 2], r2[r2.size() / 2]});
+    const auto [one_rate, two_rate] = alternating_medians(config.repeats, loop_one, loop_two);
+    rows.push_back({k, one_rate, two_rate});
   }
   return rows;
 }

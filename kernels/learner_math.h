@@ -73,6 +73,13 @@ RECUR_HD inline PpoElement ppo_element(float logp, float old_logp, float advanta
   return e;
 }
 
+// algo.async_anchor (agent/ppo/updater.cc): the truncated importance weight of the behaviour
+// policy that collected a sample against the proximal policy its ratio is now taken to,
+// min(1, exp(proximal - behaviour)) on log-probs; the sample's advantage is scaled by it.
+RECUR_HD inline float anchor_weight(float proximal_logp, float behaviour_logp) {
+  return fminf(1.0f, expf(proximal_logp - behaviour_logp));
+}
+
 // The per-step constants of Adam (torch.optim.Adam, no weight decay, no amsgrad):
 //   p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps),  bc_i = 1 - beta_i^t
 struct AdamCoefficients {

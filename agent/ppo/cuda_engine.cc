@@ -1,7 +1,10 @@
 // The CUDA PPO engine (engine.h): one minibatch of recurrent PPO with every tensor on the GPU.
 //
 //   begin_update   the rollout's float arrays (T, N, ...) and its stored initial states (N, S)
-//                  uploaded once per update
+//                  uploaded once per update; begin_update_gae uploads the rewards and episode
+//                  flags instead of the advantages and returns and runs GAE here
+//                  (kernels/gae.h), anchor_to_proximal the async anchor (forward passes and
+//                  kernels/proximal_anchor.h), end_update reads what they computed back once
 //   compute        row index (T*B) -> gather obs, actions, old log-probs / values, advantages,
 //                  returns -> advantage normalization -> CudaPolicyLearner::evaluate (each
 //                  core's initial states gathered on the device from the uploaded table) -> PPO
@@ -21,15 +24,18 @@
 // and restored in canonical order, the same tensors the host engine writes.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "agent/dist/communicator.h"
 #include "agent/ppo/engine.h"
 #include "core/error.h"
 #include "kernels/cuda_memory.h"
+#include "kernels/gae.h"
 #include "kernels/gather.h"
 #include "kernels/optimizer.h"
 #include "kernels/ppo_loss.h"
+#include "kernels/proximal_anchor.h"
 #include "kernels/reduction.h"
 #include "kernels/step_guard.h"
 #include "policy/cuda/cuda_policy_actor.h"
@@ -104,20 +110,85 @@ class CudaPpoEngine final : public PpoEngine {
     gpu->load_weights_device(p);
   }
 
-  void begin_update(const Rollout& r) override {
+  void begin_update(const Rollout& r) override { upload(r, false, 0.0f, 0.0f); }
+
+  // Rollout math on the device (engine.h): GAE by kernels/gae.h from the uploaded rewards,
+  // values and episode flags, the async anchor by kernels/proximal_anchor.h, and one download of
+  // what they computed at the end of the update.
+  bool computes_rollout_math() const override { return true; }
+
+  void begin_update_gae(const Rollout& r, float gamma, float lambda) override {
+    upload(r, true, gamma, lambda);
+  }
+
+  // The forward passes run chunk after chunk with no synchronization between them (each chunk's
+  // rows in their own pinned slot); the anchor kernel rewrites the chunk's log-probs and
+  // advantages in the uploaded rollout, as the host updater rewrites its arrays.
+  void anchor_to_proximal(int per_mb) override {
+    RECUR_ASSERT(r_ != nullptr && per_mb >= 1 && r_->N % per_mb == 0);
+    const cudaStream_t s = learner_.stream();
+    const int chunks = r_->N / per_mb;
+    const int m = r_->T * per_mb;
+    anchor_cols_.resize(static_cast<size_t>(per_mb));
+    for (int c = 0; c < chunks; ++c) {
+      std::iota(anchor_cols_.begin(), anchor_cols_.end(), c * per_mb);
+      forward(anchor_cols_, s, static_cast<size_t>(c), static_cast<size_t>(chunks));
+      kernels::launch_proximal_anchor(rows_.data(), logp_.data(), m, old_logp_.data(),
+                                      advantages_.data(), s);
+    }
+    learner_.mark("async anchor");
+    // The minibatches that follow stage their rows in the same pinned slots.
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+  void end_update(Rollout& r) override {
+    RECUR_ASSERT(&r == r_);
+    const cudaStream_t s = learner_.stream();
+    const auto tn = static_cast<size_t>(r.T) * static_cast<size_t>(r.N);
+    advantages_.download(std::span<float>(r.advantages.data(), tn), s);
+    returns_.download(std::span<float>(r.returns.data(), tn), s);
+    old_logp_.download(std::span<float>(r.log_probs.data(), tn), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+  // The rollout's arrays to the device, once per update: with `gae`, its advantages and returns
+  // are computed here from the rewards, values and episode flags instead of uploaded.
+  void upload(const Rollout& r, bool gae, float gamma, float lambda) {
     r_ = &r;
     const cudaStream_t s = learner_.stream();
     // The previous minibatch's copies out of the pinned staging are complete (compute synced).
-    auto up = [&](kernels::DeviceBuffer<float>& d, const policy::AlignedVector<float>& h) {
+    auto up = [&](auto& d, const auto& h) {
       d.reserve(h.size());
-      d.upload(std::span<const float>(h.data(), h.size()), s);
+      d.upload(std::span(h.data(), h.size()), s);
     };
     up(obs_, r.obs);
     up(actions_, r.actions);
     up(old_logp_, r.log_probs);
     up(old_values_, r.values);
-    up(advantages_, r.advantages);
-    up(returns_, r.returns);
+    if (gae) {
+      // The CUDA learner trains no rollout with reset steps (the updater refuses them), so GAE
+      // reads no transition flags.
+      RECUR_ASSERT(!r.has_reset_steps);
+      up(rewards_, r.rewards);
+      up(bootstrap_values_, r.bootstrap_values);
+      up(last_values_, r.last_values);
+      up(terminated_, r.terminated);
+      up(truncated_, r.truncated);
+      const auto tn = static_cast<size_t>(r.T) * static_cast<size_t>(r.N);
+      advantages_.reserve(tn);
+      returns_.reserve(tn);
+      kernels::GaeInputs in;
+      in.rewards = rewards_.data();
+      in.values = old_values_.data();
+      in.terminated = terminated_.data();
+      in.truncated = truncated_.data();
+      in.bootstrap_values = bootstrap_values_.data();
+      in.last_values = last_values_.data();
+      kernels::launch_gae(r.T, r.N, gamma, lambda, in, advantages_.data(), returns_.data(), s);
+    } else {
+      up(advantages_, r.advantages);
+      up(returns_, r.returns);
+    }
     // The stored initial states stay on the device for the update: each minibatch's cores gather
     // theirs with one kernel (kernels/state_gather.h) instead of host copies.
     RECUR_CHECK(r.state_size == learner_.spec().state_size(),
@@ -134,7 +205,8 @@ class CudaPpoEngine final : public PpoEngine {
   // the device state table the envs start from.
   // The rows are staged in pinned slot `slot` (m ints each): a deferred run's step k uses slot
   // k, because the copies of its earlier steps may still be pending (no synchronization between
-  // them); compute() and log_probs() synchronize and use slot 0. `slots`: the run's length, the
+  // them), as does the async anchor's chunk k (it synchronizes before the steps that follow);
+  // compute() and log_probs() synchronize and use slot 0. `slots`: the run's length, the
   // size to grow to (growing frees the old pinned block, so the stream is drained first).
   void stage_rows(std::span<const int> envs, cudaStream_t s, size_t slot = 0, size_t slots = 1) {
     const Rollout& r = *r_;
@@ -161,12 +233,20 @@ class CudaPpoEngine final : public PpoEngine {
   // (T, B) log-probs come back to the host. Compiled only: no GPU has run it yet.
   void log_probs(std::span<const int> envs, std::span<float> out) override {
     RECUR_ASSERT(r_ != nullptr);
-    const Rollout& r = *r_;
+    RECUR_ASSERT(out.size() == static_cast<size_t>(r_->T) * envs.size());
     const cudaStream_t s = learner_.stream();
+    forward(envs, s);
+    logp_.download(out, s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+  // compute()'s forward alone, enqueued: the (T, B) log-probs of env columns `envs` in logp_ (and
+  // their rows in rows_), the rows staged in pinned slot `slot` of `slots` (stage_rows).
+  void forward(std::span<const int> envs, cudaStream_t s, size_t slot = 0, size_t slots = 1) {
+    const Rollout& r = *r_;
     const int T = r.T, B = static_cast<int>(envs.size());
     const auto m = static_cast<size_t>(T) * static_cast<size_t>(B);
-    RECUR_ASSERT(out.size() == m);
-    stage_rows(envs, s);
+    stage_rows(envs, s, slot, slots);
     mb_obs_.reserve(m * static_cast<size_t>(r.obs_dim));
     kernels::launch_gather_rows(obs_.data(), mb_obs_.data(), rows_.data(), static_cast<int>(m),
                                 r.obs_dim, s);
@@ -177,8 +257,6 @@ class CudaPpoEngine final : public PpoEngine {
     learner_.evaluate(T, B, mb_obs_.data(), mb_actions_.data(), starts_, state_table_.data(),
                       static_cast<size_t>(r.state_size), table_rows_, logp_.data(), ent_.data(),
                       values_.data());
-    logp_.download(out, s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
   MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
@@ -444,6 +522,10 @@ class CudaPpoEngine final : public PpoEngine {
   const Rollout* r_ = nullptr;
   // The whole rollout (T, N, ...) and the minibatch (T, B, ...), device.
   kernels::DeviceBuffer<float> obs_, actions_, old_logp_, old_values_, advantages_, returns_;
+  // ... and what GAE reads when it runs here (begin_update_gae)
+  kernels::DeviceBuffer<float> rewards_, bootstrap_values_, last_values_;
+  kernels::DeviceBuffer<uint8_t> terminated_, truncated_;
+  std::vector<int> anchor_cols_;  // anchor_to_proximal: one chunk's env columns
   kernels::DeviceBuffer<float> mb_obs_, mb_actions_, mb_old_logp_, mb_old_values_, mb_adv_,
       mb_returns_;
   kernels::DeviceBuffer<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;

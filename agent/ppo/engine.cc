@@ -31,6 +31,16 @@ void PpoEngine::step(std::span<const int> /*envs*/, const kernels::PpoLossConfig
 std::span<const MinibatchResult> PpoEngine::end_steps() {
   detail::throw_internal(__FILE__, __LINE__, "end_steps on an engine without deferred steps");
 }
+void PpoEngine::begin_update_gae(const Rollout& /*r*/, float /*gamma*/, float /*lambda*/) {
+  detail::throw_internal(__FILE__, __LINE__, "begin_update_gae on an engine without rollout math");
+}
+void PpoEngine::anchor_to_proximal(int /*per_mb*/) {
+  detail::throw_internal(__FILE__, __LINE__,
+                         "anchor_to_proximal on an engine without rollout math");
+}
+void PpoEngine::end_update(Rollout& /*r*/) {
+  detail::throw_internal(__FILE__, __LINE__, "end_update on an engine without rollout math");
+}
 
 namespace {
 

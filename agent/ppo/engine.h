@@ -3,7 +3,8 @@
 // stop, statistics); an engine owns the network and the optimizer and does the numeric work of one
 // minibatch where the learner lives:
 //
-//   begin_update(rollout)         the rollout after GAE (a GPU engine uploads it once)
+//   begin_update(rollout)         the rollout after GAE (a GPU engine uploads it once), or
+//   begin_update_gae(rollout)     the rollout before GAE, computed where the learner runs
 //   compute(envs, loss config)    gather the env columns, normalize advantages, replay the T steps
 //                                 from the stored initial states with the stored resets, PPO loss
 //                                 and its gradients (zeroed first), global grad norm
@@ -99,6 +100,25 @@ class PpoEngine {
   virtual void step(std::span<const int> envs, const kernels::PpoLossConfig& loss,
                     bool normalize_advantage);
   virtual std::span<const MinibatchResult> end_steps();
+
+  // Rollout math where the learner runs (the CUDA engine): GAE and the async anchor computed on
+  // the engine's device from the raw rollout, with one host read of rollout-sized data per
+  // update, at its end. An engine without it says false and the updater computes both on the host
+  // before begin_update (it does so anyway for algo.bptt_steps, whose cut needs the advantages).
+  //   begin_update_gae(r, gamma, lambda)  begin_update(r), with r's advantages and returns
+  //                                       computed here (agent/ppo/gae.h's definition) instead
+  //                                       of read
+  //   anchor_to_proximal(per_mb)          algo.async_anchor: the current policy's log-probs of
+  //                                       each chunk of per_mb env columns replace the stored
+  //                                       ones and scale the advantages by
+  //                                       kernels::anchor_weight (the host updater's formula)
+  //   end_update(r)                       writes the update's advantages, returns and log-probs
+  //                                       back into r (the rollout of begin_update_gae), so the
+  //                                       rollout reads as the host flow leaves it
+  virtual bool computes_rollout_math() const { return false; }
+  virtual void begin_update_gae(const Rollout& r, float gamma, float lambda);
+  virtual void anchor_to_proximal(int per_mb);
+  virtual void end_update(Rollout& r);
 
   // Adam's moments ("optim.adam.m.<group>", "optim.adam.v.<group>", canonical order for a core)
   // and step count ("optim.adam.step"): the same tensors on every device, so runs resume anywhere.

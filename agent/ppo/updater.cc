@@ -44,13 +44,17 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
               "this rollout has reset steps (a Gymnasium env with NEXT_STEP autoreset), which "
               "the CUDA learner cannot mask: set device.learner: cpu, or give recur an env "
               "factory or a SAME_STEP vector env");
-  compute_gae(rollout.T, rollout.N, cfg_.gamma, cfg_.gae_lambda, rollout.rewards, rollout.values,
-              rollout.terminated, rollout.truncated, rollout.bootstrap_values, rollout.last_values,
-              rollout.advantages, rollout.returns,
-              rollout.has_reset_steps ? std::span<const uint8_t>(rollout.transition)
-                                      : std::span<const uint8_t>());
   // The learner's columns: whole env sequences, or with algo.bptt_steps the rollout's pieces.
   const bool cut = cfg_.bptt_steps > 0 && cfg_.bptt_steps < rollout.T;
+  // GAE and the async anchor where the learner runs (engine.h), unless the cut needs the
+  // advantages on the host first.
+  const bool engine_math = engine_math_ && !cut && engine_->computes_rollout_math();
+  if (!engine_math)
+    compute_gae(rollout.T, rollout.N, cfg_.gamma, cfg_.gae_lambda, rollout.rewards, rollout.values,
+                rollout.terminated, rollout.truncated, rollout.bootstrap_values,
+                rollout.last_values, rollout.advantages, rollout.returns,
+                rollout.has_reset_steps ? std::span<const uint8_t>(rollout.transition)
+                                        : std::span<const uint8_t>());
   if (cut) cut_into_sequences(rollout, cfg_.bptt_steps, sequences_);
   Rollout& r = cut ? sequences_ : rollout;
   const int N = r.N;
@@ -70,10 +74,17 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
   loss.vf_coef = cfg_.vf_coef;
   loss.ent_coef = cfg_.ent_coef;
   const float weight = rank_weight(rollout.T);
-  engine_->begin_update(r);
+  if (engine_math)
+    engine_->begin_update_gae(r, cfg_.gamma, cfg_.gae_lambda);
+  else
+    engine_->begin_update(r);
   if (policy_lag > 0 && cfg_.async_anchor) {
-    anchor_to_proximal(r, per_mb);
-    engine_->begin_update(r);  // an engine that copies the rollout sees the new columns
+    if (engine_math) {
+      engine_->anchor_to_proximal(per_mb);
+    } else {
+      anchor_to_proximal(r, per_mb);
+      engine_->begin_update(r);  // an engine that copies the rollout sees the new columns
+    }
   }
   double kl_sum = 0, clip_sum = 0, pg_sum = 0, vl_sum = 0, ent_sum = 0, gn_sum = 0;
   double epoch_kl = 0;  // the epoch's steps taken and their KL sum: the target-KL stop
@@ -151,6 +162,7 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
   }
   count_nonfinite_streak(stats, first_skip);
   check_weights_finite(env_steps);
+  if (engine_math) engine_->end_update(r);  // the rollout as the host flow leaves it
   if (stats.minibatches > 0) {
     const double k = stats.minibatches;
     stats.policy_loss = pg_sum / k, stats.value_loss = vl_sum / k, stats.entropy = ent_sum / k;
@@ -181,7 +193,7 @@ void PpoUpdater::anchor_to_proximal(Rollout& r, int per_mb) {
       for (int j = 0; j < per_mb; ++j) {
         const size_t i = static_cast<size_t>(t) * N + first + j;
         const float prox = anchor_logp_[static_cast<size_t>(t) * per_mb + j];
-        r.advantages[i] *= std::min(1.0f, std::exp(prox - r.log_probs[i]));
+        r.advantages[i] *= kernels::anchor_weight(prox, r.log_probs[i]);
         r.log_probs[i] = prox;
       }
   }

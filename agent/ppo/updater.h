@@ -64,6 +64,10 @@ class PpoUpdater {
   // minibatches without a host read after each; off: compute() and apply() per minibatch, the
   // flow the deferred one must equal (tests compare them).
   void set_deferred_steps(bool on) { deferred_steps_ = on; }
+  // On (the default): an engine that computes the rollout math (engine.h, the CUDA engine) does
+  // GAE and the async anchor where it runs; off: the host computes them, the flow the engine's
+  // must equal (tests compare them).
+  void set_engine_rollout_math(bool on) { engine_math_ = on; }
 
  private:
   float rank_weight(int T);
@@ -82,6 +86,7 @@ class PpoUpdater {
   std::vector<float> anchor_logp_;  // (T, N / num_minibatches) scratch of async_anchor
   Rollout sequences_;               // algo.bptt_steps: the rollout cut into sequences (bptt.h)
   bool deferred_steps_ = true;
+  bool engine_math_ = true;
   std::vector<Rng::State> epoch_rng_;  // deferred steps: the rng after each epoch's shuffle
 };
 

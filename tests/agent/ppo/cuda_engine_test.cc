@@ -342,4 +342,85 @@ TEST_CASE("CUDA PPO deferred steps equal per-minibatch reads bit for bit") {
   }
 }
 
+// The rollout math on the device (engine.h: GAE by kernels/gae.h, the async anchor by forward
+// passes and kernels/proximal_anchor.h, one read back per update) against the updater's host
+// flow on the same engine type. Without the anchor every kernel repeats the host's operations
+// (GAE's reference is compute_gae bit for bit), so the weights agree to rounding of the same
+// minibatches; the anchor's weight uses the device's expf, an ulp or two from the host's, so
+// the advantages it scales agree to a relative 1e-6 and the weights to 1e-4 per tensor.
+namespace {
+struct MathOutcome {
+  agent::UpdateStats stats;
+  policy::TensorMap weights;
+  std::vector<agent::Rollout> after;
+};
+
+MathOutcome run_math(const policy::PolicySpec& spec, const agent::AlgoConfig& cfg, bool on_device,
+                     int policy_lag, const std::vector<agent::Rollout>& rollouts) {
+  Rng init(23);
+  auto engine = agent::make_cuda_ppo_engine(spec, cuda_placement(), cfg.adam_eps);
+  engine->load(policy::init_policy(spec, init));
+  agent::PpoUpdater ppo(cfg, std::move(engine), 5);
+  ppo.set_engine_rollout_math(on_device);
+  MathOutcome out;
+  for (size_t i = 0; i < rollouts.size(); ++i) {
+    out.after.push_back(rollouts[i]);
+    out.stats = ppo.update(out.after.back(), 0.1 * static_cast<double>(i),
+                           1000 * static_cast<int64_t>(i + 1), policy_lag);
+  }
+  out.weights = ppo.engine().to_tensors();
+  return out;
+}
+}  // namespace
+
+TEST_CASE("CUDA PPO engine's GAE and async anchor on the device equal the host flow") {
+  if (!test::gpu_or_skip("CUDA PPO rollout math")) return;
+  const policy::PolicySpec spec =
+      spec_for(policy::ActionKind::kDiscrete, true, policy::CellType::kLstm);
+  Rng rng(29);
+  std::vector<agent::Rollout> rollouts;
+  for (int k = 0; k < 2; ++k) {
+    agent::Rollout r = random_rollout(spec, 8, 16, rng);
+    for (auto& v : r.rewards) v = static_cast<float>(rng.uniform(-1, 1));
+    for (auto& v : r.last_values) v = static_cast<float>(rng.uniform(-0.5, 0.5));
+    for (size_t i = 0; i < r.terminated.size(); ++i) {
+      const double u = rng.uniform();
+      if (u < 0.06) r.terminated[i] = 1;
+      if (u >= 0.06 && u < 0.1) {
+        r.truncated[i] = 1;
+        r.bootstrap_values[i] = static_cast<float>(rng.uniform(-0.5, 0.5));
+      }
+    }
+    rollouts.push_back(std::move(r));
+  }
+  agent::AlgoConfig cfg;
+  cfg.epochs = 2;
+  cfg.num_minibatches = 4;
+  for (const int lag : {0, 1}) {
+    CAPTURE(lag);
+    const MathOutcome d = run_math(spec, cfg, true, lag, rollouts);
+    const MathOutcome h = run_math(spec, cfg, false, lag, rollouts);
+    const double tol = lag == 0 ? 1e-6 : 1e-4;
+    for (const auto& [name, t] : h.weights) {
+      CAPTURE(name);
+      CHECK(rel_err(d.weights.at(name).data, t.data) <= tol);
+    }
+    for (size_t i = 0; i < rollouts.size(); ++i) {
+      CAPTURE(i);
+      const auto& a = d.after[i];
+      const auto& b = h.after[i];
+      // Returns read only the rollout; the anchor's proximal log-probs come from the weights of
+      // the update's start, the same in both flows for the first update, a little apart after.
+      const double later = i == 0 ? 1e-6 : 1e-4;
+      CHECK(rel_err(a.returns, b.returns) <= 1e-6);
+      CHECK(rel_err(a.advantages, b.advantages) <= (lag == 0 ? 1e-6 : later));
+      CHECK(rel_err(a.log_probs, b.log_probs) <= later);
+      if (lag == 0) CHECK(a.log_probs == rollouts[i].log_probs);
+      if (lag == 1) CHECK(a.log_probs != rollouts[i].log_probs);
+    }
+    CHECK(std::abs(d.stats.explained_variance - h.stats.explained_variance) <= 1e-5);
+    CHECK(d.stats.minibatches == h.stats.minibatches);
+  }
+}
+
 #endif  // RECUR_WITH_CUDA

@@ -69,6 +69,7 @@ class CudaPpoEngine final : public PpoEngine {
     }
     scratch_.resize(static_cast<size_t>(kernels::kReductionScratch));
     sums_.resize(6);
+    weights_sq_.resize(1);
     sums_host_.resize(6);
     guard_.resize(1);
     chosen_.resize(1);
@@ -457,6 +458,20 @@ class CudaPpoEngine final : public PpoEngine {
     return run_results_;
   }
 
+  // The sum of squares of every parameter, in double by the gradient norm's reduction pointed at
+  // the values: finite exactly when every parameter is (a finite float's square cannot overflow
+  // a double, nor can a sum of fewer than 1e230 of them). Layout gaps in a core's opaque buffer
+  // are zero (loaded so, and their gradients are zero), so they cannot raise a false alarm.
+  bool parameters_finite() override {
+    const cudaStream_t s = learner_.stream();
+    kernels::ParamSegments values = groups_;
+    for (int k = 0; k < values.count; ++k) values.segment[k].grads = values.segment[k].values;
+    kernels::launch_grad_sq_norm(values, weights_sq_.data(), scratch_.data(), s);
+    weights_sq_.download(std::span<double>(sums_host_.data(), 1), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    return std::isfinite(sums_host_.data()[0]);
+  }
+
   void set_stage_marker(policy::StageMarker* marker) override { learner_.set_stage_marker(marker); }
 
   policy::TensorMap optimizer_tensors() const override {
@@ -532,6 +547,7 @@ class CudaPpoEngine final : public PpoEngine {
   kernels::DeviceBuffer<int32_t> rows_;
   kernels::PinnedBuffer<int32_t> rows_host_;
   kernels::DeviceBuffer<double> scratch_, sums_;  // sums_: 5 loss sums, then the squared norm
+  kernels::DeviceBuffer<double> weights_sq_;      // parameters_finite(): the values' squares
   kernels::PinnedBuffer<double> sums_host_;
   kernels::DeviceBuffer<float> flat_;  // average_gradients(): every gradient, then `extra`
   std::vector<float> flat_host_;       // ... staged through the host without NCCL

@@ -11,6 +11,7 @@
 #include "agent/adam.h"
 #include "agent/dist/communicator.h"
 #include "core/error.h"
+#include "core/finite.h"
 #include "policy/policy_actor.h"
 
 namespace recur::agent {
@@ -31,6 +32,12 @@ void PpoEngine::step(std::span<const int> /*envs*/, const kernels::PpoLossConfig
 std::span<const MinibatchResult> PpoEngine::end_steps() {
   detail::throw_internal(__FILE__, __LINE__, "end_steps on an engine without deferred steps");
 }
+bool PpoEngine::parameters_finite() {
+  for (const auto& [name, t] : to_tensors())
+    if (first_nonfinite(std::span<const float>(t.data))) return false;
+  return true;
+}
+
 void PpoEngine::begin_update_gae(const Rollout& /*r*/, float /*gamma*/, float /*lambda*/) {
   detail::throw_internal(__FILE__, __LINE__, "begin_update_gae on an engine without rollout math");
 }

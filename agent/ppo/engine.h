@@ -120,6 +120,12 @@ class PpoEngine {
   virtual void anchor_to_proximal(int per_mb);
   virtual void end_update(Rollout& r);
 
+  // Whether every parameter is finite, checked after each update: the CUDA engine tests on the
+  // device and reads one double back (to_tensors() would download and convert every weight);
+  // the default scans to_tensors(). The updater names the first bad parameter from to_tensors()
+  // only when this says false.
+  virtual bool parameters_finite();
+
   // Adam's moments ("optim.adam.m.<group>", "optim.adam.v.<group>", canonical order for a core)
   // and step count ("optim.adam.step"): the same tensors on every device, so runs resume anywhere.
   virtual policy::TensorMap optimizer_tensors() const = 0;

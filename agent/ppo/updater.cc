@@ -239,6 +239,7 @@ void PpoUpdater::count_nonfinite_streak(const UpdateStats& stats, const std::str
 // Finite gradients, clipped, and a finite step can still overflow a weight (a learning rate near
 // the float range): such weights must never reach the actor or a checkpoint.
 void PpoUpdater::check_weights_finite(int64_t env_steps) const {
+  if (engine_->parameters_finite()) return;
   for (const auto& [name, t] : engine_->to_tensors())
     if (const auto bad = first_nonfinite(std::span<const float>(t.data)))
       throw NonFiniteUpdate(

@@ -12,7 +12,8 @@
 # open issues wait for, what has never run on a GPU and the figures they ask for:
 #   info.txt          nvidia-smi, driver, `recur info` (CUDA, cuDNN), lscpu
 #   new-cases.txt     the GPU test cases written without a device (issues 36, 37): the device
-#                     learner's kernels (GAE, step guard, state gather), the deferred CUDA engine,
+#                     learner's kernels (GAE, async anchor, step guard, state gather), the
+#                     deferred CUDA engine and its rollout math and parameter check,
 #                     device-resident initial states, the fused lstm_ln/minGRU sequence executor
 #                     and step kernels (mingru_highway's too), the whole policy on the GPU; one
 #                     process per case, PASS/FAIL/SKIP
@@ -53,7 +54,8 @@ section info 10 && {
   lscpu
 } >"$out/info.txt" 2>&1
 
-new_files='*step_guard_test*,*gae_test*,*state_gather_test*,*learner_kernels_test*,*cuda_engine_test*'
+new_files='*step_guard_test*,*gae_test*,*proximal_anchor_test*,*state_gather_test*'
+new_files+=',*learner_kernels_test*,*cuda_engine_test*'
 new_files+=',*cuda_learner_device_states_test*,*cuda_sequence_executor_test*,*gpu_policy_test*'
 new_files+=',*cuda_step_executor_test*'
 if section "new GPU cases" 60; then

@@ -423,4 +423,43 @@ TEST_CASE("CUDA PPO engine's GAE and async anchor on the device equal the host f
   }
 }
 
+// parameters_finite() tests every parameter on the device (one double read back): a NaN or an
+// infinity in any canonical tensor, loaded through the converter into the cores' opaque buffers
+// and the MLPs' own, is found; the finite weights pass, and so do they after updates (the cores'
+// layout gaps stay zero).
+TEST_CASE("CUDA PPO engine's device parameter check finds a non-finite value in any tensor") {
+  if (!test::gpu_or_skip("CUDA PPO parameter check")) return;
+  const policy::PolicySpec spec =
+      spec_for(policy::ActionKind::kContinuous, false, policy::CellType::kLstm);
+  Rng init(31);
+  const policy::TensorMap clean = policy::init_policy(spec, init);
+  auto engine = agent::make_cuda_ppo_engine(spec, cuda_placement(), 1e-5f);
+  engine->load(clean);
+  CHECK(engine->parameters_finite());
+  int tensors = 0;
+  for (const auto& [name, t] : clean) {
+    if (name.rfind("obs_norm.", 0) == 0) continue;
+    CAPTURE(name);
+    for (const float bad :
+         {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+      policy::TensorMap w = clean;
+      w.at(name).data[w.at(name).data.size() / 2] = bad;
+      engine->load(w);
+      CHECK_FALSE(engine->parameters_finite());
+    }
+    ++tensors;
+  }
+  CHECK(tensors >= 10);
+  engine->load(clean);
+  CHECK(engine->parameters_finite());
+  // After real updates too.
+  Rng rng(33);
+  agent::AlgoConfig cfg;
+  cfg.num_minibatches = 2;
+  agent::PpoUpdater ppo(cfg, std::move(engine), 3);
+  agent::Rollout r = random_rollout(spec, 8, 4, rng);
+  ppo.update(r, 0.0, 100);
+  CHECK(ppo.engine().parameters_finite());
+}
+
 #endif  // RECUR_WITH_CUDA

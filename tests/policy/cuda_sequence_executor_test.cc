@@ -40,9 +40,10 @@ struct Problem {
   std::vector<uint8_t> starts;
 };
 
-Problem make_problem(CellType cell, int layers, uint64_t seed, int T = 7, int B = 5) {
+Problem make_problem(CellType cell, int layers, uint64_t seed, int T = 7, int B = 5,
+                     int hidden = 8) {
   Problem p;
-  p.spec = {cell, 5, 8, layers, 0};
+  p.spec = {cell, 5, hidden, layers, 0};
   p.T = T;
   p.B = B;
   recur::Rng rng(seed);
@@ -111,6 +112,27 @@ TEST_CASE("cuda sequence executor forward and backward equal the CPU executor") 
         CHECK(rel_err(b.grads, a.grads) < e);
         CHECK(flatten(gpu.weights()) == flatten(p.w));  // the canonical layout round trip
       }
+}
+
+// Wider than the case above: H 200 runs the layer-norm kernels' loop over units past one
+// block's 128 threads and the scan's 32-column blocks with a partial last one (H not a multiple
+// of 32), over several full blocks. Longer sums (200 + 5 terms a GEMM, 200 a layer norm) round
+// more: 5x the small case's tolerance.
+TEST_CASE("cuda sequence executor equals the CPU executor at H 200") {
+  if (!recur::test::gpu_or_skip("cuda sequence executor parity, H 200")) return;
+  for (CellType cell : {CellType::kMinGru, CellType::kMinGruHighway, CellType::kLstmLn}) {
+    CAPTURE(to_string(cell));
+    const Problem p = make_problem(cell, 2, 77, 37, 7, 200);
+    CpuSequenceExecutor cpu(p.spec);
+    CudaSequenceExecutor gpu(p.spec);
+    const Outputs a = run(cpu, p), b = run(gpu, p);
+    const double e = 5 * tol(cell);
+    CHECK(rel_err(b.y, a.y) < e);
+    CHECK(rel_err(b.final_state, a.final_state) < e);
+    CHECK(rel_err(b.dx, a.dx) < e);
+    CHECK(rel_err(b.d_state0, a.d_state0) < e);
+    CHECK(rel_err(b.grads, a.grads) < e);
+  }
 }
 
 TEST_CASE("cuda sequence executor: device-resident calls equal the host-span ones") {

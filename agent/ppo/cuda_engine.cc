@@ -75,8 +75,6 @@ class CudaPpoEngine final : public PpoEngine {
     chosen_.resize(1);
     counter_.resize(1);
     counter_host_.resize(1);
-    nonfinite_.resize(1);
-    nonfinite_.zero(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
@@ -113,6 +111,9 @@ class CudaPpoEngine final : public PpoEngine {
 
   void begin_update(const Rollout& r) override { upload(r, false, 0.0f, 0.0f); }
 
+  // The engine's own allocations, copies and launches go to the learner's GPU whichever device
+  // the calling thread had current (the learner's own calls set it themselves).
+
   // Rollout math on the device (engine.h): GAE by kernels/gae.h from the uploaded rewards,
   // values and episode flags, the async anchor by kernels/proximal_anchor.h, and one download of
   // what they computed at the end of the update.
@@ -126,6 +127,7 @@ class CudaPpoEngine final : public PpoEngine {
   // rows in their own pinned slot); the anchor kernel rewrites the chunk's log-probs and
   // advantages in the uploaded rollout, as the host updater rewrites its arrays.
   void anchor_to_proximal(int per_mb) override {
+    use_device();
     RECUR_ASSERT(r_ != nullptr && per_mb >= 1 && r_->N % per_mb == 0);
     const cudaStream_t s = learner_.stream();
     const int chunks = r_->N / per_mb;
@@ -143,6 +145,7 @@ class CudaPpoEngine final : public PpoEngine {
   }
 
   void end_update(Rollout& r) override {
+    use_device();
     RECUR_ASSERT(&r == r_);
     const cudaStream_t s = learner_.stream();
     const auto tn = static_cast<size_t>(r.T) * static_cast<size_t>(r.N);
@@ -155,6 +158,7 @@ class CudaPpoEngine final : public PpoEngine {
   // The rollout's arrays to the device, once per update: with `gae`, its advantages and returns
   // are computed here from the rewards, values and episode flags instead of uploaded.
   void upload(const Rollout& r, bool gae, float gamma, float lambda) {
+    use_device();
     r_ = &r;
     const cudaStream_t s = learner_.stream();
     // The previous minibatch's copies out of the pinned staging are complete (compute synced).
@@ -233,6 +237,7 @@ class CudaPpoEngine final : public PpoEngine {
   // The forward pass of compute() alone (same row gather, same stored states and resets); the
   // (T, B) log-probs come back to the host. Compiled only: no GPU has run it yet.
   void log_probs(std::span<const int> envs, std::span<float> out) override {
+    use_device();
     RECUR_ASSERT(r_ != nullptr);
     RECUR_ASSERT(out.size() == static_cast<size_t>(r_->T) * envs.size());
     const cudaStream_t s = learner_.stream();
@@ -288,6 +293,7 @@ class CudaPpoEngine final : public PpoEngine {
   // compute()'s device work, enqueued only: the loss sums and the squared norm end in sums_.
   void enqueue_compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
                        bool normalize_advantage, size_t slot = 0, size_t slots = 1) {
+    use_device();
     RECUR_ASSERT(r_ != nullptr);
     const Rollout& r = *r_;
     const cudaStream_t s = learner_.stream();
@@ -338,6 +344,7 @@ class CudaPpoEngine final : public PpoEngine {
   // MPI: Debian's Open MPI is not CUDA-aware), scattered back, and their norm taken again.
   double average_gradients(dist::Communicator& comm, std::span<float> extra,
                            float weight) override {
+    use_device();
     // Unequal rollouts (dist.sync_frac) train on the host learner only (Trainer checks).
     RECUR_ASSERT(weight == 1.0f);
     const cudaStream_t s = learner_.stream();
@@ -377,16 +384,17 @@ class CudaPpoEngine final : public PpoEngine {
   // average_gradients()) left in sums_: kernels::step_guard is the updater's non-finite test and
   // kernels::clip_scale on the same doubles, so it equals clip_scale(grad_norm, max_grad_norm)
   // bit for bit (grad_norm = sqrt(sums_[5]) is what compute() returned). The updater calls apply
-  // only for finite minibatches, so the guard's skip does not fire today; it is what lets a
-  // minibatch run without its host read (the count in nonfinite_ is then read once per update).
+  // only for finite minibatches, so the guard's skip does not fire here (the deferred steps'
+  // guard is what decides skips without a host read).
   void apply(double /*grad_norm*/, double max_grad_norm, double lr) override {
+    use_device();
     RECUR_ASSERT(last_m_ > 0);
     ++step_;
     const kernels::AdamCoefficients a =
         kernels::adam_coefficients(0.9f, 0.999f, adam_eps_, lr, step_);
     const cudaStream_t s = learner_.stream();
     kernels::launch_step_guard(sums_.data(), last_m_, last_loss_, max_grad_norm, guard_.data(),
-                               nonfinite_.data(), s);
+                               nullptr, s);
     kernels::launch_scale_and_adam(groups_, guard_.data(), a, s);
     learner_.mark("step guard + clip + adam");
   }
@@ -398,10 +406,15 @@ class CudaPpoEngine final : public PpoEngine {
   bool defers_steps() const override { return true; }
 
   void begin_steps(int count, double max_grad_norm, double lr, bool stop_on_nonfinite) override {
+    use_device();
     RECUR_ASSERT(count >= 1);
     const cudaStream_t s = learner_.stream();
-    if (run_steps_ != 0) {  // a run left unread (an error between its steps): drop it
+    if (run_steps_ != 0) {
+      // A run left unread (an error between its steps): its results are dropped, but the steps
+      // it took changed the weights and moments, so Adam's count takes them.
+      counter_.download(std::span<kernels::StepCounter>(counter_host_.data(), 1), s);
       CUDA_CHECK(cudaStreamSynchronize(s));
+      step_ += counter_host_.data()[0].applied;
       run_steps_ = 0;
     }
     run_count_ = count;
@@ -443,6 +456,7 @@ class CudaPpoEngine final : public PpoEngine {
   }
 
   std::span<const MinibatchResult> end_steps() override {
+    use_device();
     const cudaStream_t s = learner_.stream();
     const auto n = static_cast<size_t>(run_steps_) * kernels::kStepSums;
     records_.download(std::span<double>(records_host_.data(), n), s);
@@ -463,6 +477,7 @@ class CudaPpoEngine final : public PpoEngine {
   // a double, nor can a sum of fewer than 1e230 of them). Layout gaps in a core's opaque buffer
   // are zero (loaded so, and their gradients are zero), so they cannot raise a false alarm.
   bool parameters_finite() override {
+    use_device();
     const cudaStream_t s = learner_.stream();
     kernels::ParamSegments values = groups_;
     for (int k = 0; k < values.count; ++k) values.segment[k].grads = values.segment[k].values;
@@ -475,6 +490,7 @@ class CudaPpoEngine final : public PpoEngine {
   void set_stage_marker(policy::StageMarker* marker) override { learner_.set_stage_marker(marker); }
 
   policy::TensorMap optimizer_tensors() const override {
+    use_device();
     const cudaStream_t s = learner_.stream();
     policy::TensorMap out;
     for (size_t k = 0; k < names_.size(); ++k) {
@@ -497,6 +513,7 @@ class CudaPpoEngine final : public PpoEngine {
   }
 
   void load_optimizer_tensors(const policy::TensorMap& tensors) override {
+    use_device();
     const cudaStream_t s = learner_.stream();
     for (size_t k = 0; k < names_.size(); ++k) {
       for (int which = 0; which < 2; ++which) {
@@ -522,6 +539,8 @@ class CudaPpoEngine final : public PpoEngine {
   }
 
  private:
+  void use_device() const { CUDA_CHECK(cudaSetDevice(learner_.device())); }
+
   struct Moments {
     kernels::DeviceBuffer<float> m, v;
   };
@@ -554,12 +573,11 @@ class CudaPpoEngine final : public PpoEngine {
   std::vector<uint8_t> starts_;
   kernels::DeviceBuffer<float> state_table_;  // the rollout's stored states (N, state_size)
   std::vector<int32_t> table_rows_;           // (B) the minibatch's envs: rows of state_table_
-  // The step guard (apply): the last compute()'s shape and loss coefficients, the device-side
-  // decision, and the count of non-finite minibatches the guard skipped.
+  // The step guard (apply): the last compute()'s shape and loss coefficients and the device-side
+  // decision.
   int last_m_ = 0;
   kernels::PpoLossConfig last_loss_;
   kernels::DeviceBuffer<kernels::StepGuard> guard_;
-  kernels::DeviceBuffer<int> nonfinite_;
   // Deferred steps: the run's shape, Adam's coefficients per step taken, the device count and
   // decision, each step's 6 sums (records_), and its minibatch size and loss coefficients.
   int run_count_ = 0, run_steps_ = 0;

@@ -233,6 +233,9 @@ class CudaEvent {
   CudaEvent& operator=(const CudaEvent&) = delete;
   void record(cudaStream_t stream) { CUDA_CHECK(cudaEventRecord(event_, stream)); }
   void synchronize() const { CUDA_CHECK(cudaEventSynchronize(event_)); }
+  // Work enqueued on `stream` after this call waits for the last recorded point (a fork or join
+  // between two streams, with no host wait).
+  void wait_in(cudaStream_t stream) const { CUDA_CHECK(cudaStreamWaitEvent(stream, event_, 0)); }
   float ms_since(const CudaEvent& start) const {
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start.event_, event_));

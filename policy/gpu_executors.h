@@ -37,6 +37,9 @@ struct CudnnSequenceOptions {
   int device = 0;
   RnnMath math = RnnMath::kFma;
   RnnAlgo algo = RnnAlgo::kStandard;
+  // CudaPolicyLearner (device.tower_streams): 2 runs the critic's tower (encoder and core) on a
+  // stream of its own beside the actor's; the executors ignore it.
+  int tower_streams = 1;
 };
 
 std::string_view to_string(StepIo io);

@@ -268,6 +268,9 @@ void check(const Checker& c, const TrainConfig& config) {
   c.require_choice("device.cudnn_math", config.device.cudnn_math, {"fma", "tf32", "fp16"});
   c.require_choice("device.cudnn_algo", config.device.cudnn_algo,
                    {"standard", "persist_small_h", "auto"});
+  c.require(config.device.tower_streams == 1 || config.device.tower_streams == 2,
+            "device.tower_streams", config.device.tower_streams,
+            "1 or 2 (2: the CUDA learner runs the critic's tower on a second stream)");
   c.require_choice("dist.backend", config.dist.backend, {"none", "mpi"});
   c.require(config.dist.timeout_s > 0 && std::isfinite(config.dist.timeout_s), "dist.timeout_s",
             config.dist.timeout_s, "> 0 (seconds one collective may wait)");

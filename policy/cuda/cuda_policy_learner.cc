@@ -45,22 +45,34 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
       "the CUDA learner supports continuous actions of up to {} dimensions, this policy "
       "has {}; set device.learner: cpu",
       kernels::kMaxGaussianDim, spec.action_dim);
+  RECUR_CHECK_ARG(options.tower_streams == 1 || options.tower_streams == 2,
+                  "CudaPolicyLearner: tower_streams {} must be 1 or 2", options.tower_streams);
   const cudaStream_t s = stream_.get();
-  cublasHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasCreate(&handle));
-  cublas_.reset(handle);
-  CUBLAS_CHECK(cublasSetStream(handle, s));  // resets the workspace: set it after
-  cublas_workspace_.resize(kCublasWorkspaceBytes);
-  CUBLAS_CHECK(cublasSetWorkspace(handle, cublas_workspace_.data(), cublas_workspace_.bytes()));
-  CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
+  auto bind_cublas = [](auto& owner, kernels::DeviceBuffer<char>& workspace, cudaStream_t stream) {
+    cublasHandle_t handle = nullptr;
+    CUBLAS_CHECK(cublasCreate(&handle));
+    owner.reset(handle);
+    CUBLAS_CHECK(cublasSetStream(handle, stream));  // resets the workspace: set it after
+    workspace.resize(kCublasWorkspaceBytes);
+    CUBLAS_CHECK(cublasSetWorkspace(handle, workspace.data(), workspace.bytes()));
+    CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
+  };
+  bind_cublas(cublas_, cublas_workspace_, s);
+  if (two_streams()) {
+    critic_stream_ = std::make_unique<kernels::CudaStream>();
+    bind_cublas(critic_cublas_, critic_cublas_workspace_, critic_stream_->get());
+    fork_ = std::make_unique<kernels::CudaEvent>();
+    join_ = std::make_unique<kernels::CudaEvent>();
+  }
 
   for (int c = 0; c < towers(); ++c) {
     Tower& t = tower_[c];
     if (!spec.encoder.empty()) {
-      t.encoder = std::make_unique<CudaTrainMlp>(spec.encoder_spec(), s);
+      t.encoder = std::make_unique<CudaTrainMlp>(spec.encoder_spec(), tower_stream(c));
       host_encoders_[c] = std::make_unique<Mlp>(spec.encoder_spec());
     }
-    t.core = make_device_sequence(spec.core_spec(), options_, s);  // cuDNN or the fused kernels
+    // cuDNN or the fused kernels, on the tower's stream.
+    t.core = make_device_sequence(spec.core_spec(), options_, tower_stream(c));
     t.core->set_device_resident(true);
   }
   actor_head_ = std::make_unique<CudaTrainMlp>(spec.actor_head_spec(), s);
@@ -74,20 +86,36 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
   scratch_.resize(static_cast<size_t>(kernels::kReductionScratch));
   host_log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
   stream_.synchronize();
+  if (critic_stream_) critic_stream_->synchronize();
 }
 
 CudaPolicyLearner::~CudaPolicyLearner() {
   // Nothing may still run on buffers about to be freed; errors cannot be reported here.
   static_cast<void>(cudaSetDevice(options_.device));
   static_cast<void>(cudaStreamSynchronize(stream_.get()));
+  if (critic_stream_) static_cast<void>(cudaStreamSynchronize(critic_stream_->get()));
 }
 
 void CudaPolicyLearner::activate() const {
   CUDA_CHECK(cudaSetDevice(options_.device));
 }
 
+void CudaPolicyLearner::fork() {
+  if (!two_streams()) return;
+  fork_->record(stream_.get());
+  fork_->wait_in(critic_stream_->get());
+}
+
+void CudaPolicyLearner::join() {
+  if (!two_streams()) return;
+  join_->record(critic_stream_->get());
+  join_->wait_in(stream_.get());
+}
+
 void CudaPolicyLearner::load(const TensorMap& tensors) {
   activate();
+  // The critic's core uploads on its own stream: nothing on stream() may still write it.
+  if (two_streams()) stream_.synchronize();
   Mlp* const encoders[2] = {host_encoders_[0].get(), host_encoders_[1].get()};
   DeviceSequenceExecutor* const cores[2] = {tower_[0].core.get(), tower_[1].core.get()};
   load_network(spec_, tensors, encoders, cores, host_actor_head_, host_critic_head_,
@@ -114,6 +142,8 @@ TensorMap CudaPolicyLearner::gradient_tensors() const {
 TensorMap CudaPolicyLearner::collect(bool gradients) const {
   activate();
   const cudaStream_t s = stream_.get();
+  // The critic's core downloads on its own stream what the optimizer wrote on stream().
+  if (two_streams()) stream_.synchronize();
   TensorMap out;
   auto add = [&](const TensorMap& m) { out.insert(m.begin(), m.end()); };
   auto mlp = [&](const CudaTrainMlp& device, Mlp& host, const std::string& prefix) {
@@ -193,6 +223,7 @@ void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const floa
   const int rows = static_cast<int>(tb);
   // Per slot the initial state is [actor core | critic core]; each tower takes its part.
   const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
+  fork();  // with two streams, the critic's waits for the inputs and the last step's Adam
   for (int c = 0; c < towers(); ++c) {
     Tower& t = tower_[c];
     if (!device_states) {
@@ -205,8 +236,8 @@ void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const floa
     }
     const float* x = obs;
     if (t.encoder) {
-      x = t.encoder->forward(cublas, rows, obs, s);
-      mark(c == 0 ? "actor encoder fwd" : "critic encoder fwd");
+      x = t.encoder->forward(tower_cublas(c), rows, obs, tower_stream(c));
+      mark_tower(c, c == 0 ? "actor encoder fwd" : "critic encoder fwd");
     }
     t.y.reserve(floats(tb, static_cast<size_t>(spec_.hidden)));
     if (device_states) {
@@ -216,7 +247,7 @@ void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const floa
     } else {
       t.core->forward_device(T, B, x, episode_start, t.state0, t.y.data());
     }
-    mark(c == 0 ? "actor core fwd (plan + cuDNN)" : "critic core fwd (plan + cuDNN)");
+    mark_tower(c, c == 0 ? "actor core fwd (plan + cuDNN)" : "critic core fwd (plan + cuDNN)");
   }
   head_out_ = actor_head_->forward(cublas, rows, tower_[0].y.data(), s);
   if (spec_.action_kind == ActionKind::kDiscrete) {
@@ -227,6 +258,7 @@ void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const floa
                                       log_probs, entropies, s);
   }
   mark("actor head + distribution fwd");
+  join();  // the critic head reads the critic's core output
   const Tower& value_tower = spec_.shared_core ? tower_[0] : tower_[1];
   const float* v = critic_head_->forward(cublas, rows, value_tower.y.data(), s);  // (T*B, 1)
   CUDA_CHECK(cudaMemcpyAsync(values, v, tb * sizeof(float), cudaMemcpyDeviceToDevice, s));
@@ -270,20 +302,23 @@ void CudaPolicyLearner::backward(const float* d_log_probs, const float* d_entrop
     critic_head_->backward(cublas, d_values, tower_[1].d_y.data(), s);
   }
   mark("critic head bwd");
-  // Cores and encoders.
+  // Cores and encoders; with two streams the critic's run beside the actor's.
+  fork();
   for (int c = 0; c < towers(); ++c) {
     Tower& t = tower_[c];
     if (t.encoder) {
       t.d_features.reserve(floats(tb, static_cast<size_t>(spec_.feature_dim())));
       t.core->backward_device(t.d_y.data(), t.d_features.data());
-      mark(c == 0 ? "actor core bwd (cuDNN)" : "critic core bwd (cuDNN)");
-      t.encoder->backward(cublas, t.d_features.data(), nullptr, s);
-      mark(c == 0 ? "actor encoder bwd" : "critic encoder bwd");
+      mark_tower(c, c == 0 ? "actor core bwd (cuDNN)" : "critic core bwd (cuDNN)");
+      t.encoder->backward(tower_cublas(c), t.d_features.data(), nullptr, tower_stream(c));
+      mark_tower(c, c == 0 ? "actor encoder bwd" : "critic encoder bwd");
     } else {
       t.core->backward_device(t.d_y.data(), nullptr);
-      mark(c == 0 ? "actor core bwd (cuDNN)" : "critic core bwd (cuDNN)");
+      mark_tower(c, c == 0 ? "actor core bwd (cuDNN)" : "critic core bwd (cuDNN)");
     }
   }
+  join();
+  if (two_streams()) mark("critic tower joined");
 }
 
 void CudaPolicyLearner::zero_gradients() {

@@ -25,7 +25,10 @@
 // go through canonical tensors (host staging), for checkpoints and for actors elsewhere.
 //
 // Threading: one thread; every call makes the device current. Calls enqueue on stream() and do
-// not wait unless they say so.
+// not wait unless they say so. With options.tower_streams 2 and two towers, the critic's encoder
+// and core run on a second stream: evaluate forks it from stream() after the inputs and joins it
+// before the critic head; backward forks it after the heads and joins it before returning; so
+// to a caller everything still happens on stream(), in order.
 #pragma once
 
 #include <cublas_v2.h>
@@ -88,6 +91,11 @@ class CudaPolicyLearner {
   void mark(const char* stage) const {
     if (marker_) marker_->mark(stage, stream_.get());
   }
+  // A tower's stage: marked on stream() only where the tower runs on it (with two streams the
+  // critic's stages overlap the actor's and end at the join's mark).
+  void mark_tower(int c, const char* stage) const {
+    if (c == 0 || !two_streams()) mark(stage);
+  }
 
   struct Group {
     std::string name;  // as PolicyLearner::parameter_groups()
@@ -115,6 +123,17 @@ class CudaPolicyLearner {
     AlignedVector<float> state0;                      // host (B, core state)
   };
   void activate() const;
+  bool two_streams() const { return towers() == 2 && options_.tower_streams == 2; }
+  // Where tower c's encoder and core run: the critic's own stream and cuBLAS handle, or stream().
+  cudaStream_t tower_stream(int c) const {
+    return c == 1 && two_streams() ? critic_stream_->get() : stream_.get();
+  }
+  cublasHandle_t tower_cublas(int c) const {
+    return c == 1 && two_streams() ? critic_cublas_.get() : cublas_.get();
+  }
+  // stream() -> the critic's stream (fork) or back (join); nothing when one stream.
+  void fork();
+  void join();
   // evaluate's body: the states from `initial_state` (host), or from `device_states` when not
   // null (its table pointing at the policy state; each tower offsets it to its core's part).
   void evaluate_impl(int T, int B, const float* obs, const float* actions,
@@ -132,6 +151,13 @@ class CudaPolicyLearner {
   };
   std::unique_ptr<cublasContext, CublasDestroy> cublas_;
   kernels::DeviceBuffer<char> cublas_workspace_;
+  // device.tower_streams 2 (two towers only): the critic's stream, its cuBLAS handle and
+  // workspace (a handle's workspace must not be shared by concurrent kernels), the fork and join
+  // points.
+  std::unique_ptr<kernels::CudaStream> critic_stream_;
+  std::unique_ptr<cublasContext, CublasDestroy> critic_cublas_;
+  kernels::DeviceBuffer<char> critic_cublas_workspace_;
+  std::unique_ptr<kernels::CudaEvent> fork_, join_;
 
   Tower tower_[2];
   std::unique_ptr<CudaTrainMlp> actor_head_, critic_head_;

@@ -21,7 +21,8 @@
 #                     LSTM (issue 37)
 #   bench-devices.txt the PPO minibatch against the bare cuDNN forward+backward (issue 36, --stages)
 #   bench-train.txt   env steps/s of lunar_lander_gpu.yaml and lunar_lander_gpu_fast.yaml, sync
-#                     and async, cuda/cuda (issue 36's table), the fast one also with env.groups 2
+#                     and async, cuda/cuda (issue 36's table), the first also with
+#                     device.tower_streams 2, the fast one also with env.groups 2
 #   train-fast.txt    lunar_lander_gpu_fast.yaml on cuda/cuda to its first evaluation >= 200:
 #                     the time to target (eval.csv and progress.csv kept in the archive)
 #   summary.txt       one line per section: rc, seconds; the cores' CartPoleNoVel runs on the
@@ -55,7 +56,7 @@ section info 10 && {
 } >"$out/info.txt" 2>&1
 
 new_files='*step_guard_test*,*gae_test*,*proximal_anchor_test*,*state_gather_test*'
-new_files+=',*learner_kernels_test*,*cuda_engine_test*'
+new_files+=',*learner_kernels_test*,*cuda_engine_test*,*cuda_learner_tower_streams_test*'
 new_files+=',*cuda_learner_device_states_test*,*cuda_sequence_executor_test*,*gpu_policy_test*'
 new_files+=',*cuda_step_executor_test*'
 if section "new GPU cases" 60; then
@@ -87,6 +88,11 @@ if section "bench train" 90; then
     timeout 90 $R bin/recur --log-level warn bench train "$root/configs/$cfg.yaml" --updates 10 \
       --modes sync,async --devices cuda/cuda
   done >"$out/bench-train.txt" 2>&1
+  # device.tower_streams 2: the two LSTM-256 towers' cores overlapping in the learner.
+  echo "== configs/lunar_lander_gpu.yaml --set device.tower_streams=2" >>"$out/bench-train.txt"
+  timeout 60 $R bin/recur --log-level warn bench train "$root/configs/lunar_lander_gpu.yaml" \
+    --updates 10 --modes sync,async --devices cuda/cuda --set device.tower_streams=2 \
+    >>"$out/bench-train.txt" 2>&1
   # env.groups 2: the GPU actor's act (one CUDA graph per group) behind the other half's stepping.
   echo "== configs/lunar_lander_gpu_fast.yaml --set env.groups=2" >>"$out/bench-train.txt"
   timeout 60 $R bin/recur --log-level warn bench train "$root/configs/lunar_lander_gpu_fast.yaml" \

@@ -226,6 +226,13 @@ TEST_CASE("config out of range values name the key the value and the range") {
   CHECK(has(steps, "8 * 32 = 256"));
 }
 
+TEST_CASE("config device.tower_streams: 1 or 2") {
+  const std::string three = load_error("device:\n  tower_streams: 3\n");
+  CHECK(has(three, ".yaml:2: device.tower_streams = 3 is out of range: it must be 1 or 2"));
+  const std::string zero = load_error("device:\n  tower_streams: 0\n");
+  CHECK(has(zero, "device.tower_streams = 0 is out of range"));
+}
+
 TEST_CASE("config env.groups: 1 or 2, PPO only, not with DD-PPO's preemption") {
   const std::string three = load_error("env:\n  groups: 3\n");
   CHECK(

@@ -423,6 +423,43 @@ TEST_CASE("CUDA PPO engine's GAE and async anchor on the device equal the host f
   }
 }
 
+// device.tower_streams 2 through whole updates (deferred steps, no host wait between minibatches;
+// GAE and the async anchor on the device): the weights and statistics of one stream, bit for bit.
+TEST_CASE("CUDA PPO updates with the critic's tower on its own stream equal one stream") {
+  if (!test::gpu_or_skip("CUDA PPO tower streams")) return;
+  const policy::PolicySpec spec =
+      spec_for(policy::ActionKind::kContinuous, false, policy::CellType::kLstm);
+  Rng rng(37);
+  const std::vector<agent::Rollout> rollouts = {random_rollout(spec, 8, 16, rng),
+                                                random_rollout(spec, 8, 16, rng)};
+  agent::AlgoConfig cfg;
+  cfg.epochs = 2;
+  cfg.num_minibatches = 4;
+  struct Run {
+    policy::TensorMap weights, optimizer;
+    agent::UpdateStats stats;
+  } runs[2];
+  for (int streams = 1; streams <= 2; ++streams) {
+    policy::Placement placement = cuda_placement();
+    placement.sequence.tower_streams = streams;
+    Rng init(41);
+    auto engine = agent::make_cuda_ppo_engine(spec, placement, cfg.adam_eps);
+    engine->load(policy::init_policy(spec, init));
+    agent::PpoUpdater ppo(cfg, std::move(engine), 5);
+    for (size_t i = 0; i < rollouts.size(); ++i) {
+      agent::Rollout r = rollouts[i];
+      runs[streams - 1].stats = ppo.update(r, 0.1, 1000, static_cast<int>(i));  // lag 0, then 1
+    }
+    runs[streams - 1].weights = ppo.engine().to_tensors();
+    runs[streams - 1].optimizer = ppo.engine().optimizer_tensors();
+  }
+  CHECK(runs[1].weights == runs[0].weights);
+  CHECK(runs[1].optimizer == runs[0].optimizer);
+  CHECK(runs[1].stats.policy_loss == runs[0].stats.policy_loss);
+  CHECK(runs[1].stats.value_loss == runs[0].stats.value_loss);
+  CHECK(runs[1].stats.grad_norm == runs[0].stats.grad_norm);
+}
+
 // parameters_finite() tests every parameter on the device (one double read back): a NaN or an
 // infinity in any canonical tensor, loaded through the converter into the cores' opaque buffers
 // and the MLPs' own, is found; the finite weights pass, and so do they after updates (the cores'

@@ -23,6 +23,9 @@ struct CudaStepOptions {
   int device = 0;             // CUDA device ordinal
   bool use_graph = true;      // capture one step as a CUDA graph and replay it
   StepIo io = StepIo::kCopy;  // see StepIo
+  // CudaPolicyActor (device.tower_streams): 2 runs the critic's tower on a second stream in
+  // act(), a parallel branch of the step's graph; the step executors ignore it.
+  int tower_streams = 1;
 };
 
 // cuDNN math for fp32 data: `fma` (CUDNN_FMA_MATH, no tensor cores: parity with the CPU),

@@ -46,14 +46,25 @@ CudaPolicyActor::CudaPolicyActor(const PolicySpec& spec, int slots, const CudaSt
   const int B = slots;
   const cudaStream_t s = stream_.get();
 
+  RECUR_CHECK_ARG(options.tower_streams == 1 || options.tower_streams == 2,
+                  "CudaPolicyActor: tower_streams {} must be 1 or 2", options.tower_streams);
   // cuBLAS on our stream with our workspace (SetStream resets the workspace: set it after).
-  cublasHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasCreate(&handle));
-  cublas_.reset(handle);
-  CUBLAS_CHECK(cublasSetStream(handle, s));
-  cublas_workspace_.resize(kCublasWorkspaceBytes);
-  CUBLAS_CHECK(cublasSetWorkspace(handle, cublas_workspace_.data(), cublas_workspace_.bytes()));
-  CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
+  auto bind_cublas = [](auto& owner, kernels::DeviceBuffer<char>& workspace, cudaStream_t stream) {
+    cublasHandle_t handle = nullptr;
+    CUBLAS_CHECK(cublasCreate(&handle));
+    owner.reset(handle);
+    CUBLAS_CHECK(cublasSetStream(handle, stream));
+    workspace.resize(kCublasWorkspaceBytes);
+    CUBLAS_CHECK(cublasSetWorkspace(handle, workspace.data(), workspace.bytes()));
+    CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
+  };
+  bind_cublas(cublas_, cublas_workspace_, s);
+  if (two_streams()) {
+    critic_stream_ = std::make_unique<kernels::CudaStream>();
+    bind_cublas(critic_cublas_, critic_cublas_workspace_, critic_stream_->get());
+    fork_ = std::make_unique<kernels::CudaEvent>();
+    join_ = std::make_unique<kernels::CudaEvent>();
+  }
 
   // Input block (bytes) and output block (floats).
   in_.obs = 0;
@@ -124,6 +135,7 @@ CudaPolicyActor::~CudaPolicyActor() {
   // Nothing may still run on buffers about to be freed; errors cannot be reported here.
   static_cast<void>(cudaSetDevice(device_));
   static_cast<void>(cudaStreamSynchronize(stream_.get()));
+  if (critic_stream_) static_cast<void>(cudaStreamSynchronize(critic_stream_->get()));
 }
 
 void CudaPolicyActor::activate() const {
@@ -202,18 +214,18 @@ void CudaPolicyActor::set_stage_marker(StageMarker* marker) {
   marker_ = marker;
 }
 
-void CudaPolicyActor::enqueue_tower(Tower& t, cudaStream_t s) {
+void CudaPolicyActor::enqueue_tower(Tower& t, cudaStream_t s, cublasHandle_t cublas, bool marks) {
   const auto* obs = reinterpret_cast<const float*>(in_dev_.data() + in_.obs);  // (B, obs)
   const uint8_t* starts = in_dev_.data() + in_.starts;                         // (B)
   const float* x = obs;
   const bool actor = &t == &towers_[0];
   if (t.encoder) {
-    t.encoder->enqueue(cublas_.get(), obs, t.features.data(), s);
+    t.encoder->enqueue(cublas, obs, t.features.data(), s);
     x = t.features.data();
-    mark(actor ? "actor encoder" : "critic encoder", s);
+    if (marks) mark(actor ? "actor encoder" : "critic encoder", s);
   }
-  t.core->enqueue(cublas_.get(), x, starts, t.h.data(), s);
-  mark(actor ? "actor core" : "critic core", s);
+  t.core->enqueue(cublas, x, starts, t.h.data(), s);
+  if (marks) mark(actor ? "actor core" : "critic core", s);
 }
 
 void CudaPolicyActor::enqueue_fetch(cudaStream_t s) {
@@ -252,7 +264,15 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
   float* log_probs = out_dev_.data() + out_.log_probs;  // (B)
   float* values = out_dev_.data() + out_.values;        // (B)
 
-  enqueue_tower(towers_[0], s);
+  if (two_streams()) {
+    // The critic's tower on its own stream from here to the critic head: both towers read only
+    // the input block; their cores' states are separate regions of state_.
+    fork_->record(s);
+    fork_->wait_in(critic_stream_->get());
+    enqueue_tower(towers_[1], critic_stream_->get(), critic_cublas_.get(), false);
+    join_->record(critic_stream_->get());
+  }
+  enqueue_tower(towers_[0], s, cublas_.get());
   actor_head_->enqueue(cublas_.get(), towers_[0].h.data(), head_out_.data(), s);
   mark("actor head", s);
   const int d = spec_.action_dim;
@@ -271,7 +291,10 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
     kernels::launch_gaussian_head(head_out_.data(), log_std_.data(), B, d, seed, deterministic,
                                   actions, log_probs, s);
   mark("sample", s);
-  if (!spec_.shared_core) enqueue_tower(towers_[1], s);
+  if (two_streams())
+    join_->wait_in(s);
+  else if (!spec_.shared_core)
+    enqueue_tower(towers_[1], s, cublas_.get());
   const Tower& critic = spec_.shared_core ? towers_[0] : towers_[1];
   critic_head_->enqueue(cublas_.get(), critic.h.data(), values, s);
   mark("critic head", s);
@@ -286,7 +309,7 @@ void CudaPolicyActor::record_peek(cudaStream_t s) {
   CUDA_CHECK(cudaMemcpyAsync(saved_state_.data(), state_.data(), state_.bytes(),
                              cudaMemcpyDeviceToDevice, s));
   Tower& t = spec_.shared_core ? towers_[0] : towers_[1];
-  enqueue_tower(t, s);
+  enqueue_tower(t, s, cublas_.get());
   float* values = out_dev_.data() + out_.values;  // (B)
   critic_head_->enqueue(cublas_.get(), t.h.data(), values, s);
   CUDA_CHECK(cudaMemcpyAsync(state_.data(), saved_state_.data(), state_.bytes(),

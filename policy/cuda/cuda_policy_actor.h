@@ -13,6 +13,9 @@
 //   actor head MLP on the actor's h -> (B, A); categorical, Gaussian or tanh-squashed kernel
 //       (kernels/action_heads.h) -> actions, log-probs
 //   critic head MLP on the critic's h -> values
+//   (options.tower_streams 2 with separate cores: the critic's tower runs on a second stream,
+//   forked by an event after the input copy and joined before the critic head: a parallel
+//   branch of the captured graph)
 //   device output block --one D2H copy--> pinned output block
 //       [ actions (B, action floats) | log_probs (B) | values (B) ]
 //   the host waits for the stream and copies the outputs out.
@@ -146,8 +149,10 @@ class CudaPolicyActor {
   // Fills the host input block (a sampled step's seed too, and the next sequence number).
   void stage_inputs(std::span<const float> nobs, std::span<const uint8_t> episode_start,
                     uint64_t seed, bool deterministic);
-  // Enqueues obs -> h of one tower, reading the device input block.
-  void enqueue_tower(Tower& t, cudaStream_t s);
+  // Enqueues obs -> h of one tower on `s` with the cuBLAS handle bound to it, reading the device
+  // input block; stage marks unless `marks` is false (a tower on the critic's own stream).
+  void enqueue_tower(Tower& t, cudaStream_t s, cublasHandle_t cublas, bool marks = true);
+  bool two_streams() const { return !spec_.shared_core && options_.tower_streams == 2; }
   // The two enqueue sequences, as captured by the graphs.
   void record_act(cudaStream_t s);
   void record_peek(cudaStream_t s);
@@ -174,6 +179,12 @@ class CudaPolicyActor {
   kernels::CudaStream stream_;  // declared before the handle: destroyed after it
   std::unique_ptr<cublasContext, CublasDestroy> cublas_;
   kernels::DeviceBuffer<char> cublas_workspace_;
+  // options.tower_streams 2 with separate cores: the critic's stream, its own cuBLAS handle and
+  // workspace (a handle's workspace must not serve two streams at once), fork and join points.
+  std::unique_ptr<kernels::CudaStream> critic_stream_;
+  std::unique_ptr<cublasContext, CublasDestroy> critic_cublas_;
+  kernels::DeviceBuffer<char> critic_cublas_workspace_;
+  std::unique_ptr<kernels::CudaEvent> fork_, join_;
 
   // Host staging of the parameters (load_network fills them; then they are uploaded).
   std::unique_ptr<Mlp> host_encoders_[2];

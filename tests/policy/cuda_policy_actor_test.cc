@@ -395,6 +395,56 @@ TEST_CASE("cuda policy actor zero-copy I/O equals the copy path bitwise") {
         }
 }
 
+// device.tower_streams 2: the critic's tower on its own stream (a parallel branch of the graph)
+// gives the one-stream actor's actions, log-probs, values, peeked values and states bit for bit:
+// the same kernels on the same inputs, only their overlap differs.
+TEST_CASE("cuda policy actor with the critic's tower on its own stream equals one stream") {
+  if (!recur::test::gpu_or_skip("cuda policy actor tower streams")) return;
+  for (ActionKind kind : {ActionKind::kDiscrete, ActionKind::kContinuous})
+    for (int B : {3, 300})
+      for (bool graph : {false, true}) {
+        CAPTURE(static_cast<int>(kind));
+        CAPTURE(B);
+        CAPTURE(graph);
+        const PolicySpec spec = actor_spec(kind, false, CellType::kLstm);
+        recur::Rng init(15);
+        const TensorMap params = init_policy(spec, init);
+        Placement two = cuda_placement(graph);
+        two.step.tower_streams = 2;
+        PolicyActor one_stream(spec, B, cuda_placement(graph)), two_streams(spec, B, two);
+        one_stream.load(params);
+        two_streams.load(params);
+        recur::Rng data(16);
+        const std::vector<float> s0 = random_states(spec, B, data);
+        one_stream.set_states(s0);
+        two_streams.set_states(s0);
+        std::vector<float> obs(static_cast<size_t>(B) * spec.obs_dim);
+        std::vector<float> a1(static_cast<size_t>(B) * action_floats(spec)), a2(a1.size());
+        std::vector<float> lp1(B), lp2(B), v1(B), v2(B);
+        std::vector<uint8_t> st(static_cast<size_t>(B));
+        recur::Rng r1(17), r2(17);
+        for (int t = 0; t < 8; ++t) {
+          for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
+          for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = (t + b) % 5 == 0;
+          const bool deterministic = t % 3 == 2;
+          one_stream.act(obs, st, r1, deterministic, a1, lp1, v1);
+          two_streams.act(obs, st, r2, deterministic, a2, lp2, v2);
+          CHECK(a1 == a2);
+          CHECK(lp1 == lp2);
+          CHECK(v1 == v2);
+          if (t % 2 == 1) {
+            one_stream.peek_values(obs, st, v1);
+            two_streams.peek_values(obs, st, v2);
+            CHECK(v1 == v2);
+          }
+        }
+        std::vector<float> st1(s0.size()), st2(s0.size());
+        one_stream.get_states(st1);
+        two_streams.get_states(st2);
+        CHECK(st1 == st2);
+      }
+}
+
 // The stage marks of `recur bench devices --stages`: every stage of a plain act, in enqueue order,
 // on the actor's stream; refused on a graph-replaying actor (no boundaries to mark).
 TEST_CASE("cuda policy actor marks its stages on plain launches only") {

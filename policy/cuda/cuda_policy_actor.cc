@@ -48,20 +48,10 @@ CudaPolicyActor::CudaPolicyActor(const PolicySpec& spec, int slots, const CudaSt
 
   RECUR_CHECK_ARG(options.tower_streams == 1 || options.tower_streams == 2,
                   "CudaPolicyActor: tower_streams {} must be 1 or 2", options.tower_streams);
-  // cuBLAS on our stream with our workspace (SetStream resets the workspace: set it after).
-  auto bind_cublas = [](auto& owner, kernels::DeviceBuffer<char>& workspace, cudaStream_t stream) {
-    cublasHandle_t handle = nullptr;
-    CUBLAS_CHECK(cublasCreate(&handle));
-    owner.reset(handle);
-    CUBLAS_CHECK(cublasSetStream(handle, stream));
-    workspace.resize(kCublasWorkspaceBytes);
-    CUBLAS_CHECK(cublasSetWorkspace(handle, workspace.data(), workspace.bytes()));
-    CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
-  };
-  bind_cublas(cublas_, cublas_workspace_, s);
+  cublas_ = std::make_unique<CublasHandle>(s, kCublasWorkspaceBytes);
   if (two_streams()) {
     critic_stream_ = std::make_unique<kernels::CudaStream>();
-    bind_cublas(critic_cublas_, critic_cublas_workspace_, critic_stream_->get());
+    critic_cublas_ = std::make_unique<CublasHandle>(critic_stream_->get(), kCublasWorkspaceBytes);
     fork_ = std::make_unique<kernels::CudaEvent>();
     join_ = std::make_unique<kernels::CudaEvent>();
   }
@@ -269,11 +259,11 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
     // the input block; their cores' states are separate regions of state_.
     fork_->record(s);
     fork_->wait_in(critic_stream_->get());
-    enqueue_tower(towers_[1], critic_stream_->get(), critic_cublas_.get(), false);
+    enqueue_tower(towers_[1], critic_stream_->get(), critic_cublas_->get(), false);
     join_->record(critic_stream_->get());
   }
-  enqueue_tower(towers_[0], s, cublas_.get());
-  actor_head_->enqueue(cublas_.get(), towers_[0].h.data(), head_out_.data(), s);
+  enqueue_tower(towers_[0], s, cublas_->get());
+  actor_head_->enqueue(cublas_->get(), towers_[0].h.data(), head_out_.data(), s);
   mark("actor head", s);
   const int d = spec_.action_dim;
   const float* low = box_.data();  // (d) each; null unless squashed
@@ -294,9 +284,9 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
   if (two_streams())
     join_->wait_in(s);
   else if (!spec_.shared_core)
-    enqueue_tower(towers_[1], s, cublas_.get());
+    enqueue_tower(towers_[1], s, cublas_->get());
   const Tower& critic = spec_.shared_core ? towers_[0] : towers_[1];
-  critic_head_->enqueue(cublas_.get(), critic.h.data(), values, s);
+  critic_head_->enqueue(cublas_->get(), critic.h.data(), values, s);
   mark("critic head", s);
   enqueue_emit(0, out_.floats, s);
   mark("outputs out", s);
@@ -309,9 +299,9 @@ void CudaPolicyActor::record_peek(cudaStream_t s) {
   CUDA_CHECK(cudaMemcpyAsync(saved_state_.data(), state_.data(), state_.bytes(),
                              cudaMemcpyDeviceToDevice, s));
   Tower& t = spec_.shared_core ? towers_[0] : towers_[1];
-  enqueue_tower(t, s, cublas_.get());
+  enqueue_tower(t, s, cublas_->get());
   float* values = out_dev_.data() + out_.values;  // (B)
-  critic_head_->enqueue(cublas_.get(), t.h.data(), values, s);
+  critic_head_->enqueue(cublas_->get(), t.h.data(), values, s);
   CUDA_CHECK(cudaMemcpyAsync(state_.data(), saved_state_.data(), state_.bytes(),
                              cudaMemcpyDeviceToDevice, s));
   enqueue_emit(out_.values, static_cast<size_t>(slots_), s);

@@ -68,6 +68,7 @@
 #include "core/rng.h"
 #include "kernels/cuda_memory.h"
 #include "policy/aligned.h"
+#include "policy/cuda/cublas_handle.h"
 #include "policy/cuda/cuda_core.h"
 #include "policy/cuda/cuda_mlp.h"
 #include "policy/gpu_executors.h"
@@ -173,17 +174,12 @@ class CudaPolicyActor {
   InputLayout in_;
   OutputLayout out_;
 
-  struct CublasDestroy {
-    void operator()(cublasHandle_t handle) const noexcept { cublasDestroy(handle); }
-  };
   kernels::CudaStream stream_;  // declared before the handle: destroyed after it
-  std::unique_ptr<cublasContext, CublasDestroy> cublas_;
-  kernels::DeviceBuffer<char> cublas_workspace_;
-  // options.tower_streams 2 with separate cores: the critic's stream, its own cuBLAS handle and
-  // workspace (a handle's workspace must not serve two streams at once), fork and join points.
+  std::unique_ptr<CublasHandle> cublas_;
+  // options.tower_streams 2 with separate cores: the critic's stream, its own cuBLAS handle, the
+  // fork and join points.
   std::unique_ptr<kernels::CudaStream> critic_stream_;
-  std::unique_ptr<cublasContext, CublasDestroy> critic_cublas_;
-  kernels::DeviceBuffer<char> critic_cublas_workspace_;
+  std::unique_ptr<CublasHandle> critic_cublas_;
   std::unique_ptr<kernels::CudaEvent> fork_, join_;
 
   // Host staging of the parameters (load_network fills them; then they are uploaded).

@@ -48,19 +48,10 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
   RECUR_CHECK_ARG(options.tower_streams == 1 || options.tower_streams == 2,
                   "CudaPolicyLearner: tower_streams {} must be 1 or 2", options.tower_streams);
   const cudaStream_t s = stream_.get();
-  auto bind_cublas = [](auto& owner, kernels::DeviceBuffer<char>& workspace, cudaStream_t stream) {
-    cublasHandle_t handle = nullptr;
-    CUBLAS_CHECK(cublasCreate(&handle));
-    owner.reset(handle);
-    CUBLAS_CHECK(cublasSetStream(handle, stream));  // resets the workspace: set it after
-    workspace.resize(kCublasWorkspaceBytes);
-    CUBLAS_CHECK(cublasSetWorkspace(handle, workspace.data(), workspace.bytes()));
-    CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
-  };
-  bind_cublas(cublas_, cublas_workspace_, s);
+  cublas_ = std::make_unique<CublasHandle>(s, kCublasWorkspaceBytes);
   if (two_streams()) {
     critic_stream_ = std::make_unique<kernels::CudaStream>();
-    bind_cublas(critic_cublas_, critic_cublas_workspace_, critic_stream_->get());
+    critic_cublas_ = std::make_unique<CublasHandle>(critic_stream_->get(), kCublasWorkspaceBytes);
     fork_ = std::make_unique<kernels::CudaEvent>();
     join_ = std::make_unique<kernels::CudaEvent>();
   }
@@ -216,7 +207,7 @@ void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const floa
   const auto tb = static_cast<size_t>(T) * static_cast<size_t>(B);
   activate();
   const cudaStream_t s = stream_.get();
-  cublasHandle_t cublas = cublas_.get();
+  cublasHandle_t cublas = cublas_->get();
   t_ = T;
   b_ = B;
   actions_ = actions;
@@ -272,7 +263,7 @@ void CudaPolicyLearner::backward(const float* d_log_probs, const float* d_entrop
                   "backward: the gradients must be device memory");
   activate();
   const cudaStream_t s = stream_.get();
-  cublasHandle_t cublas = cublas_.get();
+  cublasHandle_t cublas = cublas_->get();
   const auto tb = static_cast<size_t>(t_) * static_cast<size_t>(b_);
   const int rows = static_cast<int>(tb);
   const auto H = static_cast<size_t>(spec_.hidden);

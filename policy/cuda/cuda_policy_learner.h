@@ -42,6 +42,7 @@
 #include "kernels/cuda_memory.h"
 #include "policy/aligned.h"
 #include "policy/convert/flat_layout.h"
+#include "policy/cuda/cublas_handle.h"
 #include "policy/cuda/cuda_train_mlp.h"
 #include "policy/cuda/device_sequence_executor.h"
 #include "policy/gpu_executors.h"
@@ -129,7 +130,7 @@ class CudaPolicyLearner {
     return c == 1 && two_streams() ? critic_stream_->get() : stream_.get();
   }
   cublasHandle_t tower_cublas(int c) const {
-    return c == 1 && two_streams() ? critic_cublas_.get() : cublas_.get();
+    return c == 1 && two_streams() ? critic_cublas_->get() : cublas_->get();
   }
   // stream() -> the critic's stream (fork) or back (join); nothing when one stream.
   void fork();
@@ -146,17 +147,11 @@ class CudaPolicyLearner {
   PolicySpec spec_;
   CudnnSequenceOptions options_;
   kernels::CudaStream stream_;
-  struct CublasDestroy {
-    void operator()(cublasHandle_t handle) const noexcept { cublasDestroy(handle); }
-  };
-  std::unique_ptr<cublasContext, CublasDestroy> cublas_;
-  kernels::DeviceBuffer<char> cublas_workspace_;
-  // device.tower_streams 2 (two towers only): the critic's stream, its cuBLAS handle and
-  // workspace (a handle's workspace must not be shared by concurrent kernels), the fork and join
-  // points.
+  std::unique_ptr<CublasHandle> cublas_;
+  // device.tower_streams 2 (two towers only): the critic's stream, its cuBLAS handle, the fork
+  // and join points.
   std::unique_ptr<kernels::CudaStream> critic_stream_;
-  std::unique_ptr<cublasContext, CublasDestroy> critic_cublas_;
-  kernels::DeviceBuffer<char> critic_cublas_workspace_;
+  std::unique_ptr<CublasHandle> critic_cublas_;
   std::unique_ptr<kernels::CudaEvent> fork_, join_;
 
   Tower tower_[2];

@@ -60,13 +60,7 @@ std::unique_ptr<DeviceSequenceExecutor> make_device_sequence(const CoreSpec& spe
 
 CudaSequenceExecutor::CudaSequenceExecutor(const CoreSpec& spec, int device, cudaStream_t stream)
     : DeviceSequenceExecutor(spec), device_(select_device(spec, device)), external_stream_(stream) {
-  cublasHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasCreate(&handle));
-  cublas_.reset(handle);
-  CUBLAS_CHECK(cublasSetStream(handle, this->stream()));  // resets the workspace: set it after
-  cublas_workspace_.resize(kCublasWorkspaceBytes);
-  CUBLAS_CHECK(cublasSetWorkspace(handle, cublas_workspace_.data(), cublas_workspace_.bytes()));
-  CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
+  cublas_ = std::make_unique<CublasHandle>(this->stream(), kCublasWorkspaceBytes);
   layout_ = canonical_layout(spec);
   const auto n = static_cast<size_t>(layout_.size);
   w_.resize(n);
@@ -231,7 +225,7 @@ void CudaSequenceExecutor::run_forward(const float* x, float* y) {
 
 void CudaSequenceExecutor::layer_forward(int k) {
   cudaStream_t st = stream();
-  cublasHandle_t cb = cublas_.get();
+  cublasHandle_t cb = cublas_->get();
   const CoreSpec& s = spec();
   const int T = t_, B = b_, H = s.hidden, G = s.gates(), in = s.layer_input(k);
   const size_t tb = static_cast<size_t>(T) * B, bh = static_cast<size_t>(B) * H;
@@ -337,7 +331,7 @@ void CudaSequenceExecutor::run_backward(const float* dy, float* dx, bool want_in
 
 void CudaSequenceExecutor::layer_backward(int k, bool want_input, bool want_initial) {
   cudaStream_t st = stream();
-  cublasHandle_t cb = cublas_.get();
+  cublasHandle_t cb = cublas_->get();
   const CoreSpec& s = spec();
   const int T = t_, B = b_, H = s.hidden, G = s.gates(), in = s.layer_input(k);
   const size_t tb = static_cast<size_t>(T) * B, bh = static_cast<size_t>(B) * H;

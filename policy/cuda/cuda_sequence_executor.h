@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "kernels/cuda_memory.h"
+#include "policy/cuda/cublas_handle.h"
 #include "policy/cuda/device_sequence_executor.h"
 
 namespace recur::policy {
@@ -93,13 +94,9 @@ class CudaSequenceExecutor final : public DeviceSequenceExecutor {
   const float* layer_input(int k) const;
 
   int device_;
-  struct CublasDestroy {
-    void operator()(cublasHandle_t handle) const noexcept { cublasDestroy(handle); }
-  };
   kernels::CudaStream stream_;  // used unless an external stream was given; before the handle
   cudaStream_t external_stream_ = nullptr;
-  std::unique_ptr<cublasContext, CublasDestroy> cublas_;
-  kernels::DeviceBuffer<char> cublas_workspace_;
+  std::unique_ptr<CublasHandle> cublas_;
   bool device_resident_ = false;
   bool have_forward_ = false;
   int t_ = 0, b_ = 0;

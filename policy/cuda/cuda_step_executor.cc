@@ -35,14 +35,7 @@ CudaStepExecutor::CudaStepExecutor(const CoreSpec& spec, int slots, const CudaSt
       state_(CudaCore::state_floats(spec, slots)),
       core_(spec, slots, state_.data(), stream_.get()) {
   const int B = slots, H = spec.hidden;
-  // cuBLAS on our stream with our workspace (SetStream resets the workspace: set it after).
-  cublasHandle_t handle = nullptr;
-  CUBLAS_CHECK(cublasCreate(&handle));
-  cublas_.reset(handle);
-  CUBLAS_CHECK(cublasSetStream(handle, stream_.get()));
-  cublas_workspace_.resize(kCublasWorkspaceBytes);
-  CUBLAS_CHECK(cublasSetWorkspace(handle, cublas_workspace_.data(), cublas_workspace_.bytes()));
-  CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // fp32 FMA, no TF32
+  cublas_ = std::make_unique<CublasHandle>(stream_.get(), kCublasWorkspaceBytes);
 
   // Every buffer, once; zeros are the initial state (and keep garbage out of the first GEMM).
   const cudaStream_t s = stream_.get();
@@ -139,7 +132,7 @@ void CudaStepExecutor::record(cudaStream_t s) {
   else
     CUDA_CHECK(
         cudaMemcpyAsync(in_dev_.data(), in_host_.data(), in_bytes_, cudaMemcpyHostToDevice, s));
-  core_.enqueue(cublas_.get(), reinterpret_cast<const float*>(in_dev_.data()),
+  core_.enqueue(cublas_->get(), reinterpret_cast<const float*>(in_dev_.data()),
                 in_dev_.data() + in_starts_, out_.data(), s);
   if (!mapped()) {
     CUDA_CHECK(

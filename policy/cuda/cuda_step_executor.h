@@ -67,6 +67,7 @@
 
 #include "kernels/cuda_memory.h"
 #include "policy/convert/flat_layout.h"
+#include "policy/cuda/cublas_handle.h"
 #include "policy/cuda/cuda_core.h"
 #include "policy/executor.h"
 #include "policy/gpu_executors.h"
@@ -109,12 +110,8 @@ class CudaStepExecutor final : public StepExecutor {
   CudaStepOptions options_;
   int device_;  // first member after options_: set current before any allocation below
 
-  struct CublasDestroy {
-    void operator()(cublasHandle_t handle) const noexcept { cublasDestroy(handle); }
-  };
   kernels::CudaStream stream_;  // declared before the handle: destroyed after it
-  std::unique_ptr<cublasContext, CublasDestroy> cublas_;
-  kernels::DeviceBuffer<char> cublas_workspace_;
+  std::unique_ptr<CublasHandle> cublas_;
 
   kernels::DeviceBuffer<float> state_;  // (CudaCore::state_floats) xh stack + c: the state
   CudaCore core_;                       // weights and the step's math, on state_

@@ -346,6 +346,45 @@ TEST_CASE("cuda policy actor states round trip and reset") {
 // The zero-copy I/O path (kernels/mapped_io.h) runs the same kernels on the same inputs: every
 // output, peeked value and state must equal the copy path's to the bit, sampled and
 // deterministic, with resets, with B large enough that the emit kernel runs several blocks.
+namespace {
+
+// Two actors loaded with the same weights, from the same random non-zero states, over 8 steps
+// (resets, sampled and deterministic acts, peeks between them): the same actions, log-probs,
+// values, peeked values and final states, bit for bit.
+void check_same_steps(const PolicySpec& spec, int B, PolicyActor& x, PolicyActor& y,
+                      uint64_t data_seed, uint64_t rng_seed) {
+  recur::Rng data(data_seed);
+  const std::vector<float> s0 = random_states(spec, B, data);
+  x.set_states(s0);
+  y.set_states(s0);
+  std::vector<float> obs(static_cast<size_t>(B) * spec.obs_dim);
+  std::vector<float> a1(static_cast<size_t>(B) * action_floats(spec)), a2(a1.size());
+  std::vector<float> lp1(B), lp2(B), v1(B), v2(B);
+  std::vector<uint8_t> st(static_cast<size_t>(B));
+  recur::Rng r1(rng_seed), r2(rng_seed);
+  for (int t = 0; t < 8; ++t) {
+    for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
+    for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = (t + b) % 5 == 0;
+    const bool deterministic = t % 3 == 2;
+    x.act(obs, st, r1, deterministic, a1, lp1, v1);
+    y.act(obs, st, r2, deterministic, a2, lp2, v2);
+    CHECK(a1 == a2);
+    CHECK(lp1 == lp2);
+    CHECK(v1 == v2);
+    if (t % 2 == 1) {
+      x.peek_values(obs, st, v1);
+      y.peek_values(obs, st, v2);
+      CHECK(v1 == v2);
+    }
+  }
+  std::vector<float> st1(s0.size()), st2(s0.size());
+  x.get_states(st1);
+  y.get_states(st2);
+  CHECK(st1 == st2);
+}
+
+}  // namespace
+
 TEST_CASE("cuda policy actor zero-copy I/O equals the copy path bitwise") {
   if (!recur::test::gpu_or_skip("cuda policy actor zero-copy I/O equals the copy path bitwise"))
     return;
@@ -364,34 +403,7 @@ TEST_CASE("cuda policy actor zero-copy I/O equals the copy path bitwise") {
               mapped(spec, B, cuda_placement(graph, StepIo::kMapped));
           copy.load(params);
           mapped.load(params);
-          recur::Rng data(13);
-          const std::vector<float> s0 = random_states(spec, B, data);
-          copy.set_states(s0);
-          mapped.set_states(s0);
-          std::vector<float> obs(static_cast<size_t>(B) * spec.obs_dim);
-          std::vector<float> a1(static_cast<size_t>(B) * action_floats(spec)), a2(a1.size());
-          std::vector<float> lp1(B), lp2(B), v1(B), v2(B);
-          std::vector<uint8_t> st(static_cast<size_t>(B));
-          recur::Rng r1(14), r2(14);
-          for (int t = 0; t < 8; ++t) {
-            for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
-            for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = (t + b) % 5 == 0;
-            const bool deterministic = t % 3 == 2;
-            copy.act(obs, st, r1, deterministic, a1, lp1, v1);
-            mapped.act(obs, st, r2, deterministic, a2, lp2, v2);
-            CHECK(a1 == a2);
-            CHECK(lp1 == lp2);
-            CHECK(v1 == v2);
-            if (t % 2 == 1) {
-              copy.peek_values(obs, st, v1);
-              mapped.peek_values(obs, st, v2);
-              CHECK(v1 == v2);
-            }
-          }
-          std::vector<float> st1(s0.size()), st2(s0.size());
-          copy.get_states(st1);
-          mapped.get_states(st2);
-          CHECK(st1 == st2);
+          check_same_steps(spec, B, copy, mapped, 13, 14);
         }
 }
 
@@ -414,34 +426,7 @@ TEST_CASE("cuda policy actor with the critic's tower on its own stream equals on
         PolicyActor one_stream(spec, B, cuda_placement(graph)), two_streams(spec, B, two);
         one_stream.load(params);
         two_streams.load(params);
-        recur::Rng data(16);
-        const std::vector<float> s0 = random_states(spec, B, data);
-        one_stream.set_states(s0);
-        two_streams.set_states(s0);
-        std::vector<float> obs(static_cast<size_t>(B) * spec.obs_dim);
-        std::vector<float> a1(static_cast<size_t>(B) * action_floats(spec)), a2(a1.size());
-        std::vector<float> lp1(B), lp2(B), v1(B), v2(B);
-        std::vector<uint8_t> st(static_cast<size_t>(B));
-        recur::Rng r1(17), r2(17);
-        for (int t = 0; t < 8; ++t) {
-          for (auto& o : obs) o = static_cast<float>(data.uniform(-2, 2));
-          for (int b = 0; b < B; ++b) st[static_cast<size_t>(b)] = (t + b) % 5 == 0;
-          const bool deterministic = t % 3 == 2;
-          one_stream.act(obs, st, r1, deterministic, a1, lp1, v1);
-          two_streams.act(obs, st, r2, deterministic, a2, lp2, v2);
-          CHECK(a1 == a2);
-          CHECK(lp1 == lp2);
-          CHECK(v1 == v2);
-          if (t % 2 == 1) {
-            one_stream.peek_values(obs, st, v1);
-            two_streams.peek_values(obs, st, v2);
-            CHECK(v1 == v2);
-          }
-        }
-        std::vector<float> st1(s0.size()), st2(s0.size());
-        one_stream.get_states(st1);
-        two_streams.get_states(st2);
-        CHECK(st1 == st2);
+        check_same_steps(spec, B, one_stream, two_streams, 16, 17);
       }
 }
 

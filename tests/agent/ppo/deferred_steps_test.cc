@@ -14,19 +14,11 @@
 
 #include "agent/ppo/updater.h"
 #include "policy/policy_spec.h"
+#include "tests/support/wrapped_host_engine.h"
 
 using namespace recur;
 
 namespace {
-
-policy::PolicySpec small_spec() {
-  policy::PolicySpec spec;
-  spec.obs_dim = 3;
-  spec.action_dim = 2;
-  spec.encoder = {8};
-  spec.hidden = 8;
-  return spec;
-}
 
 agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& rng) {
   agent::Rollout r;
@@ -42,35 +34,9 @@ agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& r
 
 // The host engine with deferred steps: each step() is compute() and, unless the run decided to
 // skip it, apply(): the contract the CUDA engine's device guard implements.
-class DeferringEngine : public agent::PpoEngine {
+class DeferringEngine : public test::WrappedHostEngine {
  public:
-  DeferringEngine(const policy::PolicySpec& spec, const policy::TensorMap& weights)
-      : inner_(agent::make_host_ppo_engine(spec, policy::Placement{}, 1e-5f)) {
-    inner_->load(weights);
-  }
-  policy::Device device() const override { return inner_->device(); }
-  const policy::PolicySpec& spec() const override { return inner_->spec(); }
-  void load(const policy::TensorMap& t) override { inner_->load(t); }
-  policy::TensorMap to_tensors() const override { return inner_->to_tensors(); }
-  policy::TensorMap gradient_tensors() const override { return inner_->gradient_tensors(); }
-  void begin_update(const agent::Rollout& r) override { inner_->begin_update(r); }
-  agent::MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
-                                 bool normalize) override {
-    return inner_->compute(envs, loss, normalize);
-  }
-  void log_probs(std::span<const int> envs, std::span<float> out) override {
-    inner_->log_probs(envs, out);
-  }
-  double average_gradients(agent::dist::Communicator& c, std::span<float> e, float w) override {
-    return inner_->average_gradients(c, e, w);
-  }
-  void apply(double norm, double max_norm, double lr) override {
-    inner_->apply(norm, max_norm, lr);
-  }
-  policy::TensorMap optimizer_tensors() const override { return inner_->optimizer_tensors(); }
-  void load_optimizer_tensors(const policy::TensorMap& t) override {
-    inner_->load_optimizer_tensors(t);
-  }
+  using WrappedHostEngine::WrappedHostEngine;
 
   bool defers_steps() const override { return true; }
   void begin_steps(int count, double max_grad_norm, double lr, bool stop) override {
@@ -81,14 +47,14 @@ class DeferringEngine : public agent::PpoEngine {
   void step(std::span<const int> envs, const kernels::PpoLossConfig& loss,
             bool normalize) override {
     REQUIRE(static_cast<int>(results_.size()) < count_);
-    const agent::MinibatchResult res = inner_->compute(envs, loss, normalize);
+    const agent::MinibatchResult res = inner().compute(envs, loss, normalize);
     results_.push_back(res);
     const bool bad = !std::isfinite(res.loss) || !std::isfinite(res.grad_norm);
     if (stopped_ || bad) {
       stopped_ = stopped_ || (bad && stop_);
       return;
     }
-    inner_->apply(res.grad_norm, max_grad_norm_, lr_);
+    inner().apply(res.grad_norm, max_grad_norm_, lr_);
   }
   std::span<const agent::MinibatchResult> end_steps() override {
     out_ = std::move(results_);
@@ -99,7 +65,6 @@ class DeferringEngine : public agent::PpoEngine {
   int runs = 0;  // begin_steps calls: host reads of a run's results
 
  private:
-  std::unique_ptr<agent::PpoEngine> inner_;
   int count_ = 0;
   double max_grad_norm_ = 0, lr_ = 0;
   bool stop_ = false, stopped_ = false;
@@ -117,7 +82,7 @@ struct Outcome {
 // Two updates (the second on `second`) on a fresh updater, deferred or not.
 Outcome run(const agent::AlgoConfig& cfg, bool deferred, const agent::Rollout& first,
             const agent::Rollout& second) {
-  const policy::PolicySpec spec = small_spec();
+  const policy::PolicySpec spec = test::small_policy_spec();
   Rng init(3);
   auto engine = std::make_unique<DeferringEngine>(spec, policy::init_policy(spec, init));
   DeferringEngine* raw = engine.get();
@@ -157,7 +122,7 @@ void check_same(const Outcome& d, const Outcome& p) {
 }  // namespace
 
 TEST_CASE("deferred PPO steps equal the per-minibatch flow bit for bit") {
-  const policy::PolicySpec spec = small_spec();
+  const policy::PolicySpec spec = test::small_policy_spec();
   Rng rng(11);
   const agent::Rollout good1 = make_rollout(spec, 6, 8, rng);
   const agent::Rollout good2 = make_rollout(spec, 6, 8, rng);

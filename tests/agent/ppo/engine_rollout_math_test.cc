@@ -17,19 +17,11 @@
 #include "kernels/gae_math.h"
 #include "kernels/proximal_anchor.h"
 #include "policy/policy_spec.h"
+#include "tests/support/wrapped_host_engine.h"
 
 using namespace recur;
 
 namespace {
-
-policy::PolicySpec small_spec() {
-  policy::PolicySpec spec;
-  spec.obs_dim = 3;
-  spec.action_dim = 2;
-  spec.encoder = {8};
-  spec.hidden = 8;
-  return spec;
-}
 
 // A rollout before GAE: terminations, truncations with bootstrap values, episode starts after
 // them, non-zero initial states and values after the last step; stored chunk states for
@@ -60,38 +52,16 @@ agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& r
 }
 
 // The host engine that does the rollout math itself, on its own copy of the rollout.
-class RolloutMathEngine : public agent::PpoEngine {
+class RolloutMathEngine : public test::WrappedHostEngine {
  public:
-  RolloutMathEngine(const policy::PolicySpec& spec, const policy::TensorMap& weights)
-      : inner_(agent::make_host_ppo_engine(spec, policy::Placement{}, 1e-5f)) {
-    inner_->load(weights);
-  }
-  policy::Device device() const override { return inner_->device(); }
-  const policy::PolicySpec& spec() const override { return inner_->spec(); }
-  void load(const policy::TensorMap& t) override { inner_->load(t); }
-  policy::TensorMap to_tensors() const override { return inner_->to_tensors(); }
-  policy::TensorMap gradient_tensors() const override { return inner_->gradient_tensors(); }
+  using WrappedHostEngine::WrappedHostEngine;
   void begin_update(const agent::Rollout& r) override {
     ++plain_updates;
-    inner_->begin_update(r);
-  }
-  agent::MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
-                                 bool normalize) override {
-    return inner_->compute(envs, loss, normalize);
+    inner().begin_update(r);
   }
   void log_probs(std::span<const int> envs, std::span<float> out) override {
     ++host_anchor_chunks;
-    inner_->log_probs(envs, out);
-  }
-  double average_gradients(agent::dist::Communicator& c, std::span<float> e, float w) override {
-    return inner_->average_gradients(c, e, w);
-  }
-  void apply(double norm, double max_norm, double lr) override {
-    inner_->apply(norm, max_norm, lr);
-  }
-  policy::TensorMap optimizer_tensors() const override { return inner_->optimizer_tensors(); }
-  void load_optimizer_tensors(const policy::TensorMap& t) override {
-    inner_->load_optimizer_tensors(t);
+    inner().log_probs(envs, out);
   }
 
   bool computes_rollout_math() const override { return true; }
@@ -110,7 +80,7 @@ class RolloutMathEngine : public agent::PpoEngine {
     in.last_values = own_.last_values.data();
     kernels::gae_reference(own_.T, own_.N, gamma, lambda, in, own_.advantages.data(),
                            own_.returns.data());
-    inner_->begin_update(own_);
+    inner().begin_update(own_);
   }
   void anchor_to_proximal(int per_mb) override {
     ++engine_anchors;
@@ -120,7 +90,7 @@ class RolloutMathEngine : public agent::PpoEngine {
     std::vector<float> prox(rows.size());
     for (int first = 0; first < N; first += per_mb) {
       std::iota(cols.begin(), cols.end(), first);
-      inner_->log_probs(cols, prox);  // (T, per_mb), time-major
+      inner().log_probs(cols, prox);  // (T, per_mb), time-major
       for (int t = 0; t < T; ++t)
         for (int j = 0; j < per_mb; ++j)
           rows[static_cast<size_t>(t) * per_mb + j] = t * N + first + j;
@@ -139,7 +109,6 @@ class RolloutMathEngine : public agent::PpoEngine {
   int read_backs = 0;
 
  private:
-  std::unique_ptr<agent::PpoEngine> inner_;
   agent::Rollout own_;
 };
 
@@ -155,7 +124,7 @@ struct Outcome {
 // Two updates on a fresh updater, the engine's rollout math on or off.
 Outcome run(const agent::AlgoConfig& cfg, bool engine_math, int policy_lag,
             const std::vector<agent::Rollout>& rollouts) {
-  const policy::PolicySpec spec = small_spec();
+  const policy::PolicySpec spec = test::small_policy_spec();
   Rng init(3);
   auto engine = std::make_unique<RolloutMathEngine>(spec, policy::init_policy(spec, init));
   RolloutMathEngine* raw = engine.get();
@@ -200,7 +169,7 @@ void check_same(const Outcome& e, const Outcome& h) {
 }  // namespace
 
 TEST_CASE("an engine's own GAE and async anchor give the host flow's update bit for bit") {
-  const policy::PolicySpec spec = small_spec();
+  const policy::PolicySpec spec = test::small_policy_spec();
   Rng rng(11);
   const std::vector<agent::Rollout> rollouts = {make_rollout(spec, 6, 8, rng),
                                                 make_rollout(spec, 6, 8, rng)};

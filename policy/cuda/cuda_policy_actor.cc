@@ -49,12 +49,7 @@ CudaPolicyActor::CudaPolicyActor(const PolicySpec& spec, int slots, const CudaSt
   RECUR_CHECK_ARG(options.tower_streams == 1 || options.tower_streams == 2,
                   "CudaPolicyActor: tower_streams {} must be 1 or 2", options.tower_streams);
   cublas_ = std::make_unique<CublasHandle>(s, kCublasWorkspaceBytes);
-  if (two_streams()) {
-    critic_stream_ = std::make_unique<kernels::CudaStream>();
-    critic_cublas_ = std::make_unique<CublasHandle>(critic_stream_->get(), kCublasWorkspaceBytes);
-    fork_ = std::make_unique<kernels::CudaEvent>();
-    join_ = std::make_unique<kernels::CudaEvent>();
-  }
+  if (two_streams()) critic_ = std::make_unique<SideStream>(kCublasWorkspaceBytes);
 
   // Input block (bytes) and output block (floats).
   in_.obs = 0;
@@ -125,7 +120,7 @@ CudaPolicyActor::~CudaPolicyActor() {
   // Nothing may still run on buffers about to be freed; errors cannot be reported here.
   static_cast<void>(cudaSetDevice(device_));
   static_cast<void>(cudaStreamSynchronize(stream_.get()));
-  if (critic_stream_) static_cast<void>(cudaStreamSynchronize(critic_stream_->get()));
+  if (critic_) static_cast<void>(cudaStreamSynchronize(critic_->get()));
 }
 
 void CudaPolicyActor::activate() const {
@@ -257,10 +252,8 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
   if (two_streams()) {
     // The critic's tower on its own stream from here to the critic head: both towers read only
     // the input block; their cores' states are separate regions of state_.
-    fork_->record(s);
-    fork_->wait_in(critic_stream_->get());
-    enqueue_tower(towers_[1], critic_stream_->get(), critic_cublas_->get(), false);
-    join_->record(critic_stream_->get());
+    critic_->fork_from(s);
+    enqueue_tower(towers_[1], critic_->get(), critic_->cublas(), false);
   }
   enqueue_tower(towers_[0], s, cublas_->get());
   actor_head_->enqueue(cublas_->get(), towers_[0].h.data(), head_out_.data(), s);
@@ -282,7 +275,7 @@ void CudaPolicyActor::record_act(cudaStream_t s) {
                                   actions, log_probs, s);
   mark("sample", s);
   if (two_streams())
-    join_->wait_in(s);
+    critic_->join_into(s);
   else if (!spec_.shared_core)
     enqueue_tower(towers_[1], s, cublas_->get());
   const Tower& critic = spec_.shared_core ? towers_[0] : towers_[1];

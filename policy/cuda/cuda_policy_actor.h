@@ -71,6 +71,7 @@
 #include "policy/cuda/cublas_handle.h"
 #include "policy/cuda/cuda_core.h"
 #include "policy/cuda/cuda_mlp.h"
+#include "policy/cuda/side_stream.h"
 #include "policy/gpu_executors.h"
 #include "policy/mlp.h"
 #include "policy/policy_spec.h"
@@ -176,11 +177,7 @@ class CudaPolicyActor {
 
   kernels::CudaStream stream_;  // declared before the handle: destroyed after it
   std::unique_ptr<CublasHandle> cublas_;
-  // options.tower_streams 2 with separate cores: the critic's stream, its own cuBLAS handle, the
-  // fork and join points.
-  std::unique_ptr<kernels::CudaStream> critic_stream_;
-  std::unique_ptr<CublasHandle> critic_cublas_;
-  std::unique_ptr<kernels::CudaEvent> fork_, join_;
+  std::unique_ptr<SideStream> critic_;  // options.tower_streams 2 with separate cores
 
   // Host staging of the parameters (load_network fills them; then they are uploaded).
   std::unique_ptr<Mlp> host_encoders_[2];

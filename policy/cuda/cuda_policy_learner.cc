@@ -49,12 +49,7 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
                   "CudaPolicyLearner: tower_streams {} must be 1 or 2", options.tower_streams);
   const cudaStream_t s = stream_.get();
   cublas_ = std::make_unique<CublasHandle>(s, kCublasWorkspaceBytes);
-  if (two_streams()) {
-    critic_stream_ = std::make_unique<kernels::CudaStream>();
-    critic_cublas_ = std::make_unique<CublasHandle>(critic_stream_->get(), kCublasWorkspaceBytes);
-    fork_ = std::make_unique<kernels::CudaEvent>();
-    join_ = std::make_unique<kernels::CudaEvent>();
-  }
+  if (two_streams()) critic_ = std::make_unique<SideStream>(kCublasWorkspaceBytes);
 
   for (int c = 0; c < towers(); ++c) {
     Tower& t = tower_[c];
@@ -77,30 +72,18 @@ CudaPolicyLearner::CudaPolicyLearner(const PolicySpec& spec, const CudnnSequence
   scratch_.resize(static_cast<size_t>(kernels::kReductionScratch));
   host_log_std_.assign(static_cast<size_t>(spec.action_dim), 0.0f);
   stream_.synchronize();
-  if (critic_stream_) critic_stream_->synchronize();
+  if (critic_) critic_->synchronize();
 }
 
 CudaPolicyLearner::~CudaPolicyLearner() {
   // Nothing may still run on buffers about to be freed; errors cannot be reported here.
   static_cast<void>(cudaSetDevice(options_.device));
   static_cast<void>(cudaStreamSynchronize(stream_.get()));
-  if (critic_stream_) static_cast<void>(cudaStreamSynchronize(critic_stream_->get()));
+  if (critic_) static_cast<void>(cudaStreamSynchronize(critic_->get()));
 }
 
 void CudaPolicyLearner::activate() const {
   CUDA_CHECK(cudaSetDevice(options_.device));
-}
-
-void CudaPolicyLearner::fork() {
-  if (!two_streams()) return;
-  fork_->record(stream_.get());
-  fork_->wait_in(critic_stream_->get());
-}
-
-void CudaPolicyLearner::join() {
-  if (!two_streams()) return;
-  join_->record(critic_stream_->get());
-  join_->wait_in(stream_.get());
 }
 
 void CudaPolicyLearner::load(const TensorMap& tensors) {

@@ -45,6 +45,7 @@
 #include "policy/cuda/cublas_handle.h"
 #include "policy/cuda/cuda_train_mlp.h"
 #include "policy/cuda/device_sequence_executor.h"
+#include "policy/cuda/side_stream.h"
 #include "policy/gpu_executors.h"
 #include "policy/mlp.h"
 #include "policy/policy_spec.h"
@@ -127,14 +128,18 @@ class CudaPolicyLearner {
   bool two_streams() const { return towers() == 2 && options_.tower_streams == 2; }
   // Where tower c's encoder and core run: the critic's own stream and cuBLAS handle, or stream().
   cudaStream_t tower_stream(int c) const {
-    return c == 1 && two_streams() ? critic_stream_->get() : stream_.get();
+    return c == 1 && critic_ ? critic_->get() : stream_.get();
   }
   cublasHandle_t tower_cublas(int c) const {
-    return c == 1 && two_streams() ? critic_cublas_->get() : cublas_->get();
+    return c == 1 && critic_ ? critic_->cublas() : cublas_->get();
   }
   // stream() -> the critic's stream (fork) or back (join); nothing when one stream.
-  void fork();
-  void join();
+  void fork() {
+    if (critic_) critic_->fork_from(stream_.get());
+  }
+  void join() {
+    if (critic_) critic_->join_into(stream_.get());
+  }
   // evaluate's body: the states from `initial_state` (host), or from `device_states` when not
   // null (its table pointing at the policy state; each tower offsets it to its core's part).
   void evaluate_impl(int T, int B, const float* obs, const float* actions,
@@ -148,11 +153,7 @@ class CudaPolicyLearner {
   CudnnSequenceOptions options_;
   kernels::CudaStream stream_;
   std::unique_ptr<CublasHandle> cublas_;
-  // device.tower_streams 2 (two towers only): the critic's stream, its cuBLAS handle, the fork
-  // and join points.
-  std::unique_ptr<kernels::CudaStream> critic_stream_;
-  std::unique_ptr<CublasHandle> critic_cublas_;
-  std::unique_ptr<kernels::CudaEvent> fork_, join_;
+  std::unique_ptr<SideStream> critic_;  // device.tower_streams 2 with two towers
 
   Tower tower_[2];
   std::unique_ptr<CudaTrainMlp> actor_head_, critic_head_;

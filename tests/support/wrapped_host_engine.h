@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "agent/ppo/engine.h"
 #include "policy/policy_spec.h"
@@ -28,6 +29,7 @@ class WrappedHostEngine : public agent::PpoEngine {
       : inner_(agent::make_host_ppo_engine(spec, policy::Placement{}, 1e-5f)) {
     inner_->load(weights);
   }
+  explicit WrappedHostEngine(std::unique_ptr<agent::PpoEngine> inner) : inner_(std::move(inner)) {}
   policy::Device device() const override { return inner_->device(); }
   const policy::PolicySpec& spec() const override { return inner_->spec(); }
   void load(const policy::TensorMap& t) override { inner_->load(t); }

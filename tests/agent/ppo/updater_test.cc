@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "policy/devices.h"
 #include "policy/policy_spec.h"
+#include "tests/support/wrapped_host_engine.h"
 
 using namespace recur;
 
@@ -38,39 +39,16 @@ policy::PolicySpec small_spec() {
 
 // The host engine, except that its Adam step overflows one weight (as a learning rate near the
 // float range would): the update must notice before the weights go anywhere.
-class OverflowingEngine : public agent::PpoEngine {
+class OverflowingEngine : public test::WrappedHostEngine {
  public:
   explicit OverflowingEngine(policy::PolicyLearner& learner)
-      : inner_(agent::make_host_ppo_engine(learner, 1e-5f)) {}
-  policy::Device device() const override { return inner_->device(); }
-  const policy::PolicySpec& spec() const override { return inner_->spec(); }
-  void load(const policy::TensorMap& t) override { inner_->load(t); }
-  policy::TensorMap to_tensors() const override { return inner_->to_tensors(); }
-  policy::TensorMap gradient_tensors() const override { return inner_->gradient_tensors(); }
-  void begin_update(const agent::Rollout& r) override { inner_->begin_update(r); }
-  agent::MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
-                                 bool normalize) override {
-    return inner_->compute(envs, loss, normalize);
-  }
-  void log_probs(std::span<const int> envs, std::span<float> out) override {
-    inner_->log_probs(envs, out);
-  }
-  double average_gradients(agent::dist::Communicator& c, std::span<float> e, float w) override {
-    return inner_->average_gradients(c, e, w);
-  }
+      : WrappedHostEngine(agent::make_host_ppo_engine(learner, 1e-5f)) {}
   void apply(double norm, double max_norm, double lr) override {
-    inner_->apply(norm, max_norm, lr);
-    auto t = inner_->to_tensors();
+    inner().apply(norm, max_norm, lr);
+    auto t = inner().to_tensors();
     t.at("critic.weight").data[5] = std::numeric_limits<float>::infinity();
-    inner_->load(t);
+    inner().load(t);
   }
-  policy::TensorMap optimizer_tensors() const override { return inner_->optimizer_tensors(); }
-  void load_optimizer_tensors(const policy::TensorMap& t) override {
-    inner_->load_optimizer_tensors(t);
-  }
-
- private:
-  std::unique_ptr<agent::PpoEngine> inner_;
 };
 }  // namespace
 

@@ -198,7 +198,8 @@ void CudaPolicyLearner::evaluate_impl(int T, int B, const float* obs, const floa
   // Per slot the initial state is [actor core | critic core]; each tower takes its part.
   const auto cs = static_cast<size_t>(spec_.core_spec().state_size());
   fork();  // with two streams, the critic's waits for the inputs and the last step's Adam
-  for (int c = 0; c < towers(); ++c) {
+  for (int k = 0; k < towers(); ++k) {
+    const int c = critic_ ? 1 - k : k;  // the side stream's work first, so that it starts first
     Tower& t = tower_[c];
     if (!device_states) {
       t.state0.resize(static_cast<size_t>(B) * cs);
@@ -278,7 +279,8 @@ void CudaPolicyLearner::backward(const float* d_log_probs, const float* d_entrop
   mark("critic head bwd");
   // Cores and encoders; with two streams the critic's run beside the actor's.
   fork();
-  for (int c = 0; c < towers(); ++c) {
+  for (int k = 0; k < towers(); ++k) {
+    const int c = critic_ ? 1 - k : k;  // the side stream's work first, so that it starts first
     Tower& t = tower_[c];
     if (t.encoder) {
       t.d_features.reserve(floats(tb, static_cast<size_t>(spec_.feature_dim())));

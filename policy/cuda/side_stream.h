@@ -37,7 +37,7 @@ class SideStream {
  private:
   kernels::CudaStream stream_;  // declared first: destroyed after the handle
   CublasHandle cublas_;
-  kernels::CudaEvent fork_, join_;
+  kernels::CudaEvent fork_{cudaEventDisableTiming}, join_{cudaEventDisableTiming};
 };
 
 }  // namespace recur::policy

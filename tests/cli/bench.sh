@@ -42,6 +42,11 @@ case_bench_rnn_bad_cell() {
   expect_text "cell type 'bogus' is unknown; use lstm, gru, rnn_tanh, rnn_relu, mingru, mingru_highway or lstm_ln"
 }
 
+case_bench_rnn_gpu_bad_math() {
+  run_status 2 recur bench rnn-gpu --math fma,bf8
+  expect_text "unknown cuDNN math 'bf8': expected fma, tf32 or fp16"
+}
+
 case_bench_scan_bad_threads() {
   run_status 2 recur bench scan --threads 0
   expect_text 'recur bench scan: --threads 0 \(expected counts from 1 to 256\)'

@@ -258,6 +258,45 @@ TEST_CASE("cudnn sequence executor weight table passes the opaque layout checks"
     }
 }
 
+// device.cudnn_math tf32 and fp16 (issue 36 part 2's tensor-core math): the same problem at a
+// shape where cuDNN can pick tensor-core kernels (H 64, B 16, T 16, 2 layers) against the CPU
+// executor in float32. Both formats keep 10 mantissa bits of each GEMM input (a rounding of
+// ~5e-4 relative) and accumulate in float32, so outputs and gradients are expected near 1e-3;
+// the bounds leave a margin (tf32 1e-2, fp16 2e-2) and the worst errors are printed for the
+// record, beside FMA math's on the same problem.
+TEST_CASE("cudnn sequence executor with tensor-core math stays within its precision") {
+  if (!recur::test::gpu_or_skip("cudnn tensor-core math")) return;
+  for (CellType cell : {CellType::kLstm, CellType::kGru}) {
+    Problem p = make_problem(cell, 2, 0, 31, 2, 16, 16);
+    p.spec.hidden = 64;
+    recur::Rng rng(32);
+    p.w = CanonicalWeights::random(p.spec, rng);
+    p.state0.resize(static_cast<size_t>(p.B) * p.spec.state_size());
+    for (auto& e : p.state0) e = static_cast<float>(rng.uniform(-0.9, 0.9));
+    p.dy.resize(static_cast<size_t>(p.T) * p.B * p.spec.hidden);
+    for (auto& e : p.dy) e = static_cast<float>(rng.uniform(-1.0, 1.0));
+    const Outputs cpu = run_cpu(p);
+    for (const RnnMath math : {RnnMath::kFma, RnnMath::kTf32, RnnMath::kFp16}) {
+      CAPTURE(to_string(cell));
+      CAPTURE(to_string(math));
+      CudnnSequenceExecutor gpu(p.spec, {0, math, RnnAlgo::kStandard});
+      gpu.load(p.w);
+      const Outputs g = run(gpu, p);
+      const double e[5] = {rel_err(g.y, cpu.y), rel_err(g.final_state, cpu.final_state),
+                           rel_err(g.dx, cpu.dx), rel_err(g.d_state0, cpu.d_state0),
+                           rel_err(g.grads, cpu.grads)};
+      const double bound = math == RnnMath::kFma ? 1e-5 : math == RnnMath::kTf32 ? 1e-2 : 2e-2;
+      for (const double x : e) CHECK(x <= bound);
+      const std::string line = std::string(to_string(cell)) + " " + std::string(to_string(math)) +
+                               ": relative errors y " + std::to_string(e[0]) + ", final state " +
+                               std::to_string(e[1]) + ", dx " + std::to_string(e[2]) +
+                               ", d_initial_state " + std::to_string(e[3]) + ", gradients " +
+                               std::to_string(e[4]);
+      MESSAGE(line);
+    }
+  }
+}
+
 TEST_CASE("cudnn sequence executor persist_small_h equals standard") {
   if (!recur::test::gpu_or_skip("cudnn persist_small_h")) return;
   for (CellType cell : kCells) {

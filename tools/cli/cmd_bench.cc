@@ -75,6 +75,7 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
     std::string cell = "lstm";
     bool no_cpu = false;
     bool csv = false;
+    std::vector<std::string> math = {"fma"};
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--cell", args->cell,
@@ -90,11 +91,18 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
   cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
       ->capture_default_str();
   cmd->add_flag("--no-cpu", args->no_cpu, "Skip the CPU executor rows");
+  cmd->add_option("--math", args->math,
+                  "device.cudnn_math modes of the cuDNN rows (fma, tf32, fp16): each beyond fma "
+                  "adds device-resident cudnn-<math>-dev rows")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_flag("--csv", args->csv, "CSV instead of a table");
   cmd->callback([args, &exit_code] {
     auto config = args->config;
     config.cell = policy::parse_cell_type(args->cell);
     config.cpu = !args->no_cpu;
+    config.math.clear();
+    for (const auto& m : args->math) config.math.push_back(policy::parse_rnn_math(m));
     const auto rows = bench_rnn_gpu(config);
     if (args->csv) {
       fmt::print(

@@ -18,11 +18,12 @@
 #                     and step kernels (mingru_highway's too), the whole policy on the GPU; one
 #                     process per case, PASS/FAIL/SKIP
 #   bench-cores.txt   `recur bench rnn-gpu --cell lstm_ln|mingru|mingru_highway` beside cuDNN's
-#                     LSTM (issue 37)
+#                     LSTM (issue 37); cuDNN's LSTM with --math fma,tf32,fp16 (issue 36)
 #   bench-devices.txt the PPO minibatch against the bare cuDNN forward+backward (issue 36, --stages)
 #   bench-train.txt   env steps/s of lunar_lander_gpu.yaml and lunar_lander_gpu_fast.yaml, sync
 #                     and async, cuda/cuda (issue 36's table), the first also with
-#                     device.tower_streams 2, the fast one also with env.groups 2
+#                     device.cudnn_math tf32 and device.tower_streams 2, the fast one also with
+#                     env.groups 2
 #   train-fast.txt    lunar_lander_gpu_fast.yaml on cuda/cuda to its first evaluation >= 200:
 #                     the time to target (eval.csv and progress.csv kept in the archive)
 #   summary.txt       one line per section: rc, seconds; the cores' CartPoleNoVel runs on the
@@ -71,6 +72,9 @@ if section "bench rnn-gpu lstm_ln, mingru, mingru_highway" 60; then
     timeout 90 $R bin/recur bench rnn-gpu --cell "$cell" --batch 16,256,1024 --hidden 128,256 \
       --seq-len 32 --min-seconds 0.05
   done >"$out/bench-cores.txt" 2>&1
+  # issue 36 part 2: cuDNN's LSTM with tensor-core math beside FMA (device-resident rows).
+  timeout 60 $R bin/recur bench rnn-gpu --cell lstm --batch 256,1024 --hidden 128,256 \
+    --seq-len 32 --min-seconds 0.05 --no-cpu --math fma,tf32,fp16 >>"$out/bench-cores.txt" 2>&1
   note "bench rnn-gpu cores" $? "$t0"
 fi
 
@@ -88,6 +92,11 @@ if section "bench train" 90; then
     timeout 90 $R bin/recur --log-level warn bench train "$root/configs/$cfg.yaml" --updates 10 \
       --modes sync,async --devices cuda/cuda
   done >"$out/bench-train.txt" 2>&1
+  # device.cudnn_math tf32: the learner's cuDNN GEMMs on tensor cores.
+  echo "== configs/lunar_lander_gpu.yaml --set device.cudnn_math=tf32" >>"$out/bench-train.txt"
+  timeout 60 $R bin/recur --log-level warn bench train "$root/configs/lunar_lander_gpu.yaml" \
+    --updates 10 --modes sync --devices cuda/cuda --set device.cudnn_math=tf32 \
+    >>"$out/bench-train.txt" 2>&1
   # device.tower_streams 2: the two LSTM-256 towers' cores overlapping in the learner.
   echo "== configs/lunar_lander_gpu.yaml --set device.tower_streams=2" >>"$out/bench-train.txt"
   timeout 60 $R bin/recur --log-level warn bench train "$root/configs/lunar_lander_gpu.yaml" \

@@ -224,6 +224,15 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
               dev, "cudnn" + suffix,
               [&] { return "algo " + std::string(policy::to_string(dev.last_algo())) + ", "; },
               flops_per_sample, s0);
+          // Tensor-core math (device.cudnn_math), device-resident, standard algorithm.
+          for (const policy::RnnMath math : config.math) {
+            if (math == policy::RnnMath::kFma || algo != policy::RnnAlgo::kStandard) continue;
+            policy::CudnnSequenceExecutor tc(spec, {config.device, math, algo});
+            tc.load(weights);
+            const std::string name(policy::to_string(math));
+            time_device(
+                tc, "cudnn-" + name, [&] { return "math " + name + ", "; }, flops_per_sample, s0);
+          }
         }
         {
           // The "vanilla" GPU baseline: the step cell called T times (graph replay per step).

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "policy/core_spec.h"
+#include "policy/gpu_executors.h"
 
 namespace recur::cli {
 
@@ -27,6 +28,9 @@ struct GpuRnnBenchConfig {
   std::vector<int> seq_len = {32, 128};
   double min_seconds = 0.2;  // per timed measurement
   bool cpu = true;           // also time the CPU executors (slow for big B x T)
+  // device.cudnn_math modes of the cuDNN rows: each beyond fma adds device-resident rows
+  // (cudnn-dev-*-tf32, -fp16) for the standard algorithm.
+  std::vector<policy::RnnMath> math = {policy::RnnMath::kFma};
 };
 
 struct GpuRnnBenchRow {

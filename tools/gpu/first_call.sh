@@ -59,7 +59,7 @@ section info 10 && {
 new_files='*step_guard_test*,*gae_test*,*proximal_anchor_test*,*state_gather_test*'
 new_files+=',*learner_kernels_test*,*cuda_engine_test*,*cuda_learner_tower_streams_test*'
 new_files+=',*cuda_learner_device_states_test*,*cuda_sequence_executor_test*,*gpu_policy_test*'
-new_files+=',*cuda_step_executor_test*,*cuda_policy_actor_test*'
+new_files+=',*cuda_step_executor_test*,*cuda_policy_actor_test*,*cudnn_sequence_executor_test*'
 if section "new GPU cases" 60; then
   t0=$SECONDS
   cases "$out/new-cases.txt" -sf="$new_files"

@@ -27,7 +27,9 @@
 #   train-fast.txt    lunar_lander_gpu_fast.yaml on cuda/cuda to its first evaluation >= 200:
 #                     the time to target (eval.csv and progress.csv kept in the archive)
 #   summary.txt       one line per section: rc, seconds; the cores' CartPoleNoVel runs on the
-#                     CUDA learner; `bench envs` at 1024 envs x 1..16 threads, with --groups;
+#                     CUDA learner; recurrent SAC's learner on cuDNN and on the CPU (issue 35:
+#                     sac-learner.txt, train-sac-*-progress.csv); `bench envs` at 1024 envs x
+#                     1..16 threads, with --groups;
 #                     then the older GPU cases if time is left (old-cases.txt)
 # Everything is packed into logs.tar.gz (the run tool returns 8 files); sections that would start
 # past the budget are skipped and listed in skipped.txt.
@@ -132,6 +134,22 @@ for core in lstm_ln mingru mingru_highway; do
   note "train $core cuda/cuda" $? "$t0"
   tail -2 "$out/train-$core.txt" | tee -a "$summary"
 done
+
+# issue 35: recurrent SAC's learner with its towers on cuDNN (device.learner cuda) against the CPU
+# learner on this host: the same short run as tools/bench/offpolicy_speed.sh (3000 updates of
+# B 32 x 33 rows, LSTM 64); updates/s = n_updates / learn_time_s of the copied progress.csv.
+if section "sac learner cuda vs cpu" 60; then
+  t0=$SECONDS
+  for learner in cuda cpu; do
+    echo "== recurrent SAC, device.learner $learner"
+    timeout 60 $R bin/recur --log-level warn train "$root/configs/pendulum_novel_sac.yaml" \
+      --set run.total_env_steps=4000 --set offpolicy.learning_starts=1000 \
+      --set run.eval_every=0 --set run.final_eval_episodes=1 --set run.stop_at_target=false \
+      --set device.actor=cpu --set device.learner=$learner \
+      --set run.output_dir="$out/runs/sac-$learner" --set run.tensorboard=false
+  done >"$out/sac-learner.txt" 2>&1
+  note "sac learner cuda vs cpu" $? "$t0"
+fi
 
 # algo.bptt_steps on the CUDA learner: its engine sees the cut rollout as an ordinary one.
 if section "train bptt on cuda" 30; then

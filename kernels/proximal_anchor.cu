@@ -10,10 +10,7 @@ __global__ void proximal_anchor_kernel(const int32_t* __restrict__ rows,
                                        float* __restrict__ log_probs,
                                        float* __restrict__ advantages) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= m) return;
-  const int32_t i = rows[k];
-  advantages[i] *= anchor_weight(proximal[k], log_probs[i]);
-  log_probs[i] = proximal[k];
+  if (k < m) proximal_anchor_at(k, rows, proximal, log_probs, advantages);
 }
 
 }  // namespace

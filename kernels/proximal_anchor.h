@@ -18,14 +18,18 @@ namespace recur::kernels {
 void launch_proximal_anchor(const int32_t* rows, const float* proximal, int m, float* log_probs,
                             float* advantages, cudaStream_t stream);
 
-// The CPU reference of launch_proximal_anchor, the same loop on host arrays.
+// Sample k of the chunk, written once for the kernel (one thread each) and the reference.
+RECUR_HD inline void proximal_anchor_at(int k, const int32_t* rows, const float* proximal,
+                                        float* log_probs, float* advantages) {
+  const int32_t i = rows[k];
+  advantages[i] *= anchor_weight(proximal[k], log_probs[i]);
+  log_probs[i] = proximal[k];
+}
+
+// The CPU reference of launch_proximal_anchor: every sample in turn.
 inline void proximal_anchor_reference(const int32_t* rows, const float* proximal, int m,
                                       float* log_probs, float* advantages) {
-  for (int k = 0; k < m; ++k) {
-    const int32_t i = rows[k];
-    advantages[i] *= anchor_weight(proximal[k], log_probs[i]);
-    log_probs[i] = proximal[k];
-  }
+  for (int k = 0; k < m; ++k) proximal_anchor_at(k, rows, proximal, log_probs, advantages);
 }
 
 }  // namespace recur::kernels

@@ -28,15 +28,6 @@ agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& r
   return r;
 }
 
-policy::PolicySpec small_spec() {
-  policy::PolicySpec spec;
-  spec.obs_dim = 3;
-  spec.action_dim = 2;
-  spec.encoder = {8};
-  spec.hidden = 8;
-  return spec;
-}
-
 // The host engine, except that its Adam step overflows one weight (as a learning rate near the
 // float range would): the update must notice before the weights go anywhere.
 class OverflowingEngine : public test::WrappedHostEngine {
@@ -53,7 +44,7 @@ class OverflowingEngine : public test::WrappedHostEngine {
 }  // namespace
 
 TEST_CASE("PPO stops at the first non-finite minibatch by default, naming it") {
-  const policy::PolicySpec spec = small_spec();
+  const policy::PolicySpec spec = test::small_policy_spec();
   Rng rng(1);
   policy::PolicyLearner learner(spec);
   learner.load(policy::init_policy(spec, rng));
@@ -76,7 +67,7 @@ TEST_CASE("PPO stops at the first non-finite minibatch by default, naming it") {
 }
 
 TEST_CASE("PPO stops when a step leaves a parameter non-finite") {
-  const policy::PolicySpec spec = small_spec();
+  const policy::PolicySpec spec = test::small_policy_spec();
   Rng rng(2);
   policy::PolicyLearner learner(spec);
   learner.load(policy::init_policy(spec, rng));
@@ -92,7 +83,7 @@ TEST_CASE("PPO stops when a step leaves a parameter non-finite") {
 }
 
 TEST_CASE("algo.on_nonfinite: skip skips non-finite updates and aborts after too many in a row") {
-  const policy::PolicySpec spec = small_spec();
+  const policy::PolicySpec spec = test::small_policy_spec();
   Rng rng(1);
   policy::PolicyLearner learner(spec);
   learner.load(policy::init_policy(spec, rng));

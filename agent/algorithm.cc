@@ -43,6 +43,7 @@ policy::Placement resolve_placement(const std::string& key, const std::string& v
   p.step.io = policy::parse_step_io(d.actor_io);
   p.sequence.math = policy::parse_rnn_math(d.cudnn_math);
   p.sequence.algo = policy::parse_rnn_algo(d.cudnn_algo);
+  p.sequence.data = policy::parse_rnn_data(d.cudnn_data);
   p.step.tower_streams = p.sequence.tower_streams = d.tower_streams;
   return p;
 }

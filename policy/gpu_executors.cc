@@ -56,6 +56,24 @@ RnnMath parse_rnn_math(std::string_view name) {
   throw Error(fmt::format("unknown cuDNN math '{}': expected fma, tf32 or fp16", name));
 }
 
+std::string_view to_string(RnnData data) {
+  switch (data) {
+    case RnnData::kFp32:
+      return "fp32";
+    case RnnData::kFp16:
+      return "fp16";
+    case RnnData::kBf16:
+      return "bf16";
+  }
+  return "?";
+}
+
+RnnData parse_rnn_data(std::string_view name) {
+  for (RnnData d : {RnnData::kFp32, RnnData::kFp16, RnnData::kBf16})
+    if (name == to_string(d)) return d;
+  throw Error(fmt::format("unknown cuDNN RNN data type '{}': expected fp32, fp16 or bf16", name));
+}
+
 RnnAlgo parse_rnn_algo(std::string_view name) {
   for (RnnAlgo a : {RnnAlgo::kAuto, RnnAlgo::kStandard, RnnAlgo::kPersistSmallH})
     if (name == to_string(a)) return a;

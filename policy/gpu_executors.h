@@ -35,11 +35,20 @@ enum class RnnMath { kFma, kTf32, kFp16 };
 // `standard` always; `persist_small_h` is tried when eligible (equal lengths, small H) and falls
 // back to standard when cuDNN refuses; `auto` = persist_small_h when eligible else standard.
 enum class RnnAlgo { kAuto, kStandard, kPersistSmallH };
+// The data type cuDNN's RNN runs on (device.cudnn_data): `fp32`, or `fp16` / `bf16`, 16-bit
+// copies of the weights, inputs, states and output gradients made just before each cuDNN call,
+// with float math (mathPrec) on tensor cores, while the master weights, gradients and everything
+// at the executor's interface stay fp32. fp16 scales the output gradients by
+// kFp16GradientScale before casting them (small gradients would underflow) and unscales what
+// comes back; bf16 has fp32's range and needs no scale. cudnn_math applies to fp32 data only.
+enum class RnnData { kFp32, kFp16, kBf16 };
+inline constexpr float kFp16GradientScale = 1024.0f;
 
 struct CudnnSequenceOptions {
   int device = 0;
   RnnMath math = RnnMath::kFma;
   RnnAlgo algo = RnnAlgo::kStandard;
+  RnnData data = RnnData::kFp32;
   // CudaPolicyLearner (device.tower_streams): 2 runs the critic's tower (encoder and core) on a
   // stream of its own beside the actor's; the executors ignore it.
   int tower_streams = 1;
@@ -51,6 +60,8 @@ std::string_view to_string(RnnMath math);
 std::string_view to_string(RnnAlgo algo);
 RnnMath parse_rnn_math(std::string_view name);  // throws recur::Error listing allowed names
 RnnAlgo parse_rnn_algo(std::string_view name);
+std::string_view to_string(RnnData data);
+RnnData parse_rnn_data(std::string_view name);
 
 // The CUDA step executor (policy/cuda/): weights and state of all slots in device memory.
 std::unique_ptr<StepExecutor> make_cuda_step_executor(const CoreSpec& spec, int slots,

@@ -144,6 +144,7 @@ struct DeviceConfig {
   std::string actor_io = "copy";        // copy | mapped (CUDA actor's host <-> device traffic)
   std::string cudnn_math = "fma";       // fma | tf32 | fp16 (cuDNN learner math for fp32 data)
   std::string cudnn_algo = "standard";  // standard | persist_small_h | auto
+  std::string cudnn_data = "fp32";      // fp32 | fp16 | bf16 (cuDNN RNN data; master weights fp32)
   int tower_streams = 1;  // CUDA learner: 2 runs the critic's tower on its own stream (two towers)
 
   bool operator==(const DeviceConfig&) const = default;

@@ -268,6 +268,19 @@ void check(const Checker& c, const TrainConfig& config) {
   c.require_choice("device.cudnn_math", config.device.cudnn_math, {"fma", "tf32", "fp16"});
   c.require_choice("device.cudnn_algo", config.device.cudnn_algo,
                    {"standard", "persist_small_h", "auto"});
+  c.require_choice("device.cudnn_data", config.device.cudnn_data, {"fp32", "fp16", "bf16"});
+  if (config.device.cudnn_data != "fp32") {
+    // 16-bit data runs tensor-core float math of its own: a math mode for fp32 data beside it
+    // would be silently ignored.
+    c.require(config.device.cudnn_math == "fma", "device.cudnn_math", config.device.cudnn_math,
+              "fma (the default) when device.cudnn_data is fp16 or bf16: cudnn_math chooses the "
+              "math for fp32 data only, 16-bit data always runs on tensor cores");
+    const std::string& core = config.policy.core;
+    c.require(core == "lstm" || core == "gru" || core == "rnn_tanh" || core == "rnn_relu",
+              "device.cudnn_data", config.device.cudnn_data,
+              "fp32 with policy.core " + core +
+                  " (16-bit data is cuDNN's: policy.core lstm, gru, rnn_tanh or rnn_relu)");
+  }
   c.require(config.device.tower_streams == 1 || config.device.tower_streams == 2,
             "device.tower_streams", config.device.tower_streams,
             "1 or 2 (2: the CUDA learner runs the critic's tower on a second stream)");

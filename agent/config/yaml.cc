@@ -146,6 +146,7 @@ const std::vector<Section>& sections() {
         field("actor_io", &T::device, &D::actor_io),
         field("cudnn_math", &T::device, &D::cudnn_math),
         field("cudnn_algo", &T::device, &D::cudnn_algo),
+        field("cudnn_data", &T::device, &D::cudnn_data),
         field("tower_streams", &T::device, &D::tower_streams)}},
       {"dist",
        {field("backend", &T::dist, &X::backend), field("timeout_s", &T::dist, &X::timeout_s),

@@ -26,12 +26,14 @@ RnnDataDescriptor::~RnnDataDescriptor() {
 }
 
 void RnnDataDescriptor::set_seq_major_padded(int max_length, int vector_size,
-                                             std::span<const int> lengths) {
+                                             std::span<const int> lengths, cudnnDataType_t type) {
   RECUR_ASSERT(!lengths.empty());
-  static float fill = 0.0f;  // padded outputs are zeros; cuDNN takes a non-const host pointer
-  CUDNN_CHECK(cudnnSetRNNDataDescriptor(
-      desc_, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, max_length,
-      static_cast<int>(lengths.size()), vector_size, lengths.data(), &fill));
+  // Padded outputs are zeros. cuDNN reads the fill as the data type and takes a non-const host
+  // pointer; all-zero bits are +0 in float, half and bfloat16 alike.
+  static double fill = 0.0;
+  CUDNN_CHECK(cudnnSetRNNDataDescriptor(desc_, type, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                                        max_length, static_cast<int>(lengths.size()), vector_size,
+                                        lengths.data(), &fill));
 }
 
 TensorDescriptor::TensorDescriptor() {
@@ -41,10 +43,10 @@ TensorDescriptor::~TensorDescriptor() {
   if (desc_) cudnnDestroyTensorDescriptor(desc_);
 }
 
-void TensorDescriptor::set_packed_3d(int d0, int d1, int d2) {
+void TensorDescriptor::set_packed_3d(int d0, int d1, int d2, cudnnDataType_t type) {
   const int dims[3] = {d0, d1, d2};
   const int strides[3] = {d1 * d2, d2, 1};
-  CUDNN_CHECK(cudnnSetTensorNdDescriptor(desc_, CUDNN_DATA_FLOAT, 3, dims, strides));
+  CUDNN_CHECK(cudnnSetTensorNdDescriptor(desc_, type, 3, dims, strides));
 }
 
 NoDropoutDescriptor::NoDropoutDescriptor(cudnnHandle_t handle) {

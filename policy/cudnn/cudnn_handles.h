@@ -42,9 +42,10 @@ class RnnDataDescriptor {
   RnnDataDescriptor& operator=(const RnnDataDescriptor&) = delete;
   cudnnRNNDataDescriptor_t get() const { return desc_; }
 
-  // float32, SEQ_MAJOR_UNPACKED (max_length, batch, vector), padding of outputs filled with 0.
-  // lengths (batch), each in 1..max_length (host; cuDNN copies it).
-  void set_seq_major_padded(int max_length, int vector_size, std::span<const int> lengths);
+  // `type` (float, half or bfloat16), SEQ_MAJOR_UNPACKED (max_length, batch, vector), padding of
+  // outputs filled with 0. lengths (batch), each in 1..max_length (host; cuDNN copies it).
+  void set_seq_major_padded(int max_length, int vector_size, std::span<const int> lengths,
+                            cudnnDataType_t type = CUDNN_DATA_FLOAT);
 
  private:
   cudnnRNNDataDescriptor_t desc_ = nullptr;
@@ -58,8 +59,8 @@ class TensorDescriptor {
   TensorDescriptor& operator=(const TensorDescriptor&) = delete;
   cudnnTensorDescriptor_t get() const { return desc_; }
 
-  // float32 (d0, d1, d2), fully packed: strides (d1*d2, d2, 1). cuDNN's h/c layout.
-  void set_packed_3d(int d0, int d1, int d2);
+  // `type` (d0, d1, d2), fully packed: strides (d1*d2, d2, 1). cuDNN's h/c layout.
+  void set_packed_3d(int d0, int d1, int d2, cudnnDataType_t type = CUDNN_DATA_FLOAT);
 
  private:
   cudnnTensorDescriptor_t desc_ = nullptr;

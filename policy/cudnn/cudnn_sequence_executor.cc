@@ -1,5 +1,6 @@
 #include "policy/cudnn/cudnn_sequence_executor.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "core/error.h"
 #include "kernels/gather.h"
+#include "kernels/low_float.h"
 #include "kernels/state_gather.h"
 #include "policy/cudnn/cudnn_weight_table.h"
 
@@ -54,6 +56,19 @@ cudnnMathType_t math_type(RnnMath math) {
   return CUDNN_FMA_MATH;
 }
 
+cudnnDataType_t cudnn_data_type(RnnData data) {
+  switch (data) {
+    case RnnData::kFp32:
+      return CUDNN_DATA_FLOAT;
+    case RnnData::kFp16:
+      return CUDNN_DATA_HALF;
+    case RnnData::kBf16:
+      return CUDNN_DATA_BFLOAT16;
+  }
+  RECUR_ASSERT(false);
+  return CUDNN_DATA_FLOAT;
+}
+
 // PERSIST_STATIC_SMALL_H's backward limits (PyTorch's use_rnn_persist_small_h; docs/RNN_LAYOUT.md).
 bool small_h(const CoreSpec& spec) {
   const bool gated = spec.cell == CellType::kLstm || spec.cell == CellType::kGru;
@@ -89,17 +104,21 @@ CudnnSequenceExecutor::CudnnSequenceExecutor(const CoreSpec& spec,
       external_stream_(stream),
       dropout_(handle_.get()) {
   CUDNN_CHECK(cudnnSetStream(handle_.get(), this->stream()));
-  const bool configured = configure(standard_, CUDNN_RNN_ALGO_STANDARD);  // errors throw
-  RECUR_ASSERT(configured);
+  low_ = options_.data != RnnData::kFp32;
+  data_type_ = cudnn_data_type(options_.data);
+  // The fp32 descriptor: cuDNN's own (standard_) with fp32 data, else master_, whose weight
+  // space only lays out the master weights.
+  const cudnn::RnnDescriptor& fp32 = low_ ? master_ : standard_;
+  const bool configured = configure(fp32, CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT);
+  RECUR_ASSERT(configured);  // errors throw
 
   // The opaque weight space and cuDNN's own account of where every gate lives.
-  CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(handle_.get(), standard_.get(), &weight_bytes_));
+  CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(handle_.get(), fp32.get(), &weight_bytes_));
   RECUR_ASSERT(weight_bytes_ > 0 && weight_bytes_ % sizeof(float) == 0);
   const size_t n = weight_bytes_ / sizeof(float);
   w_.resize(n);
   dw_.resize(n);
-  table_ =
-      cudnn::query_weight_table(handle_.get(), standard_.get(), spec, w_.data(), weight_bytes_);
+  table_ = cudnn::query_weight_table(handle_.get(), fp32.get(), spec, w_.data(), weight_bytes_);
   layout_ = opaque_layout(spec, table_);
   RECUR_ASSERT(layout_.size == static_cast<int64_t>(n));
   host_w_.resize(n);
@@ -108,19 +127,21 @@ CudnnSequenceExecutor::CudnnSequenceExecutor(const CoreSpec& spec,
   std::fill_n(host_dw_.data(), n, 0.0f);
   w_.zero(this->stream());
   dw_.zero(this->stream());
+  if (low_) configure_low_precision();
 
   // The persistent descriptor, kept only when cuDNN accepts it with the very same weight layout
   // (the weight space is shared between the two descriptors).
   if (options_.algo != RnnAlgo::kStandard && small_h(spec)) {
     try {
       size_t bytes = 0;
-      if (configure(persist_, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H) &&
+      if (configure(persist_, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, data_type_) &&
           cudnnGetRNNWeightSpaceSize(handle_.get(), persist_.get(), &bytes) ==
               CUDNN_STATUS_SUCCESS &&
-          bytes == weight_bytes_) {
-        persist_available_ =
-            same_table(table_, cudnn::query_weight_table(handle_.get(), persist_.get(), spec,
-                                                         w_.data(), weight_bytes_));
+          bytes == cudnn_weight_bytes()) {
+        persist_available_ = same_table(
+            low_ ? low_table_ : table_,
+            cudnn::query_weight_table(handle_.get(), persist_.get(), spec, cudnn_weights(),
+                                      cudnn_weight_bytes(), data_type_));
       }
     } catch (const DeviceError& e) {
       spdlog::info("cudnn sequence executor: persist_small_h unavailable ({})", e.what());
@@ -139,12 +160,57 @@ void CudnnSequenceExecutor::use_device() const {
   CUDA_CHECK(cudaSetDevice(options_.device));
 }
 
-bool CudnnSequenceExecutor::configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo) {
+void CudnnSequenceExecutor::configure_low_precision() {
   const CoreSpec& s = spec();
+  low_type_ =
+      options_.data == RnnData::kFp16 ? kernels::LowFloat::kHalf : kernels::LowFloat::kBfloat16;
+  gradient_scale_ = options_.data == RnnData::kFp16 ? kFp16GradientScale : 1.0f;
+  try {
+    const bool configured = configure(standard_, CUDNN_RNN_ALGO_STANDARD, data_type_);
+    RECUR_ASSERT(configured);
+    CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(handle_.get(), standard_.get(), &low_weight_bytes_));
+  } catch (const DeviceError& e) {
+    throw DeviceError(fmt::format(
+        "device.cudnn_data = {}: cuDNN {} refused an RNN descriptor with {} data for this core "
+        "({}): {}. Set device.cudnn_data: fp32 (or try the other 16-bit type).",
+        to_string(options_.data), cudnnGetVersion(), to_string(options_.data), to_string(s.cell),
+        e.what()));
+  }
+  RECUR_ASSERT(low_weight_bytes_ > 0 && low_weight_bytes_ % sizeof(uint16_t) == 0);
+  const size_t n16 = low_weight_bytes_ / sizeof(uint16_t);
+  w16_.resize(n16);
+  dw16_.resize(n16);
+  low_table_ = cudnn::query_weight_table(handle_.get(), standard_.get(), s, w16_.data(),
+                                         low_weight_bytes_, data_type_);
+  // The 16-bit layout is asked of cuDNN, like the fp32 one, and checked the same way; the index
+  // says which master element each 16-bit element copies (-1: a gap, kept at zero).
+  const std::vector<int64_t> index = conversion_index(layout_, opaque_layout(s, low_table_));
+  RECUR_ASSERT(index.size() == n16);
+  d_low_index_.resize(n16);
+  d_low_index_.upload(index, stream());
+  w16_.zero(stream());
+  dw16_.zero(stream());
+}
+
+void CudnnSequenceExecutor::check(cudnnStatus_t status, const char* call) const {
+  if (status == CUDNN_STATUS_SUCCESS) return;
+  if (!low_) CUDNN_CHECK(status);
+  throw DeviceError(fmt::format(
+      "{}: {} (device.cudnn_data = {}: cuDNN {} may not run this core's RNN on 16-bit data on "
+      "this GPU; set device.cudnn_data: fp32)",
+      call, cudnnGetErrorString(status), to_string(options_.data), cudnnGetVersion()));
+}
+
+bool CudnnSequenceExecutor::configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo,
+                                      cudnnDataType_t type) {
+  const CoreSpec& s = spec();
+  // 16-bit data: float math on tensor cores. fp32 data: the math options_.math asks for.
+  const cudnnMathType_t math =
+      type == CUDNN_DATA_FLOAT ? math_type(options_.math) : CUDNN_TENSOR_OP_MATH;
   const cudnnStatus_t status = cudnnSetRNNDescriptor_v8(
       desc.get(), algo, cell_mode(s.cell), CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
-      CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, math_type(options_.math), s.input,
-      s.hidden, /*projSize=*/s.hidden, s.layers, dropout_.get(), CUDNN_RNN_PADDED_IO_ENABLED);
+      CUDNN_LINEAR_INPUT, type, CUDNN_DATA_FLOAT, math, s.input, s.hidden, /*projSize=*/s.hidden,
+      s.layers, dropout_.get(), CUDNN_RNN_PADDED_IO_ENABLED);
   if (algo != CUDNN_RNN_ALGO_STANDARD && refused(status)) return false;
   CUDNN_CHECK(status);
   if (s.cell == CellType::kLstm && s.cell_clip > 0) {
@@ -191,22 +257,23 @@ bool CudnnSequenceExecutor::run_forward(RnnAlgo algo) {
                  cudnnGetErrorString(size_status));
     return false;
   }
-  CUDNN_CHECK(size_status);
+  check(size_status, "cudnnGetRNNTempSpaceSizes");
   work_.reserve(work);
   reserve_.reserve(reserve);
   work_bytes_ = work;
   reserve_bytes_ = reserve;
   const cudnnStatus_t status = cudnnRNNForward(
       handle_.get(), desc, CUDNN_FWD_MODE_TRAINING, d_lengths_.data(), x_desc_.get(),
-      d_x_pad_.data(), y_desc_.get(), d_y_pad_.data(), h_desc_.get(), d_hx_.data(), d_hy_.data(),
-      h_desc_.get(), lstm ? d_cx_.data() : nullptr, lstm ? d_cy_.data() : nullptr, weight_bytes_,
-      w_.data(), work_bytes_, work_.data(), reserve_bytes_, reserve_.data());
+      io(d_x_pad_, x16_), y_desc_.get(), io(d_y_pad_, y16_), h_desc_.get(), io(d_hx_, hx16_),
+      io(d_hy_, hy16_), h_desc_.get(), lstm ? io(d_cx_, cx16_) : nullptr,
+      lstm ? io(d_cy_, cy16_) : nullptr, cudnn_weight_bytes(), cudnn_weights(), work_bytes_,
+      work_.data(), reserve_bytes_, reserve_.data());
   if (persist && refused(status)) {
     spdlog::info("cudnn sequence executor: persist_small_h forward: {}",
                  cudnnGetErrorString(status));
     return false;
   }
-  CUDNN_CHECK(status);
+  check(status, "cudnnRNNForward");
   return true;
 }
 
@@ -284,9 +351,9 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
   const size_t lnh = static_cast<size_t>(L) * N * H;
 
   // Descriptors of this batch's shape: x/y (M, N, in|H) padded, h/c (L, N, H).
-  x_desc_.set_seq_major_padded(M, in, plan_.lengths);
-  y_desc_.set_seq_major_padded(M, H, plan_.lengths);
-  h_desc_.set_packed_3d(L, N, H);
+  x_desc_.set_seq_major_padded(M, in, plan_.lengths, data_type_);
+  y_desc_.set_seq_major_padded(M, H, plan_.lengths, data_type_);
+  h_desc_.set_packed_3d(L, N, H, data_type_);
 
   // Device buffers grow to the largest shape seen (no allocation for repeated shapes).
   d_x_.reserve(tb * in);
@@ -298,6 +365,16 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
   if (lstm) {
     d_cx_.reserve(lnh);
     d_cy_.reserve(lnh);
+  }
+  if (low_) {
+    x16_.reserve(rows * in);
+    y16_.reserve(rows * H);
+    hx16_.reserve(lnh);
+    hy16_.reserve(lnh);
+    if (lstm) {
+      cx16_.reserve(lnh);
+      cy16_.reserve(lnh);
+    }
   }
   d_lengths_.reserve(static_cast<size_t>(N));
   d_padded_row_.reserve(tb);
@@ -364,6 +441,7 @@ void CudnnSequenceExecutor::run_staged_forward(const float* x, float* y) {
   // x -> padded layout (zeros in the padding), then one cuDNN call.
   kernels::launch_gather_rows(x, d_x_pad_.data(), d_source_row_.data(), static_cast<int>(rows),
                               spec().input, st);
+  if (low_) cast_forward_inputs();
   RnnAlgo algo = RnnAlgo::kStandard;
   if (persist_eligible()) {
     if (run_forward(RnnAlgo::kPersistSmallH)) {
@@ -378,9 +456,52 @@ void CudnnSequenceExecutor::run_staged_forward(const float* x, float* y) {
   }
   last_algo_ = algo;
   reserve_spent_ = false;
+  if (low_) cast_forward_outputs();
   // y back to (T, B, H).
   kernels::launch_gather_rows(d_y_pad_.data(), y, d_padded_row_.data(), static_cast<int>(tb),
                               spec().hidden, st);
+}
+
+void CudnnSequenceExecutor::cast_forward_inputs() {
+  cudaStream_t st = stream();
+  const CoreSpec& s = spec();
+  const size_t rows = static_cast<size_t>(plan_.max_length) * plan_.count;
+  const size_t lnh = static_cast<size_t>(s.layers) * plan_.count * s.hidden;
+  kernels::launch_to_low_float(d_x_pad_.data(), x16_.data(), rows * s.input, 1.0f, low_type_, st);
+  kernels::launch_to_low_float(d_hx_.data(), hx16_.data(), lnh, 1.0f, low_type_, st);
+  if (has_cell_state(s.cell))
+    kernels::launch_to_low_float(d_cx_.data(), cx16_.data(), lnh, 1.0f, low_type_, st);
+  // The weights as the optimizer left them (every forward: they change between calls).
+  kernels::launch_gather_to_low_float(w_.data(), w16_.data(), d_low_index_.data(), w16_.size(),
+                                      low_type_, st);
+}
+
+void CudnnSequenceExecutor::cast_forward_outputs() {
+  cudaStream_t st = stream();
+  const CoreSpec& s = spec();
+  const size_t rows = static_cast<size_t>(plan_.max_length) * plan_.count;
+  const size_t lnh = static_cast<size_t>(s.layers) * plan_.count * s.hidden;
+  kernels::launch_from_low_float(y16_.data(), d_y_pad_.data(), rows * s.hidden, 1.0f, low_type_,
+                                 st);
+  kernels::launch_from_low_float(hy16_.data(), d_hy_.data(), lnh, 1.0f, low_type_, st);
+  if (has_cell_state(s.cell))
+    kernels::launch_from_low_float(cy16_.data(), d_cy_.data(), lnh, 1.0f, low_type_, st);
+}
+
+void CudnnSequenceExecutor::cast_backward_outputs(bool want_dx) {
+  cudaStream_t st = stream();
+  const CoreSpec& s = spec();
+  const size_t rows = static_cast<size_t>(plan_.max_length) * plan_.count;
+  const size_t lnh = static_cast<size_t>(s.layers) * plan_.count * s.hidden;
+  const float unscale = 1.0f / gradient_scale_;  // a power of two: exact
+  if (want_dx)
+    kernels::launch_from_low_float(dx16_.data(), d_dx_pad_.data(), rows * s.input, unscale,
+                                   low_type_, st);
+  kernels::launch_from_low_float(dhx16_.data(), d_dhx_.data(), lnh, unscale, low_type_, st);
+  if (has_cell_state(s.cell))
+    kernels::launch_from_low_float(dcx16_.data(), d_dcx_.data(), lnh, unscale, low_type_, st);
+  kernels::launch_scatter_add_from_low_float(dw16_.data(), dw_.data(), d_low_index_.data(),
+                                             dw16_.size(), unscale, low_type_, st);
 }
 
 void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
@@ -456,26 +577,41 @@ void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
   d_dx_pad_.reserve(rows * in);
   d_dhx_.reserve(lnh);
   if (lstm) d_dcx_.reserve(lnh);
+  if (low_) {
+    dy16_.reserve(rows * H);
+    dx16_.reserve(rows * in);
+    dhx16_.reserve(lnh);
+    if (lstm) dcx16_.reserve(lnh);
+  }
 
   // dy (T, B, H) -> padded (zeros in the padding: those outputs do not exist for the loss).
   kernels::launch_gather_rows(dy, d_dy_pad_.data(), d_source_row_.data(), static_cast<int>(rows), H,
                               st);
+  if (low_) {
+    // This batch's weight gradients alone go to the 16-bit dw; cast_backward_outputs adds them
+    // to the fp32 dw.
+    kernels::launch_to_low_float(d_dy_pad_.data(), dy16_.data(), rows * H, gradient_scale_,
+                                 low_type_, st);
+    dw16_.zero(st);
+  }
 
   // BackwardData must come first (it updates the reserve space BackwardWeights reads). NULL
   // dhy/dcy: no gradient flows into the final state.
   auto backward_data = [&](cudnnRNNDescriptor_t desc) {
     return cudnnRNNBackwardData_v8(
-        handle_.get(), desc, d_lengths_.data(), y_desc_.get(), d_y_pad_.data(), d_dy_pad_.data(),
-        x_desc_.get(), d_dx_pad_.data(), h_desc_.get(), d_hx_.data(), nullptr, d_dhx_.data(),
-        h_desc_.get(), lstm ? d_cx_.data() : nullptr, nullptr, lstm ? d_dcx_.data() : nullptr,
-        weight_bytes_, w_.data(), work_bytes_, work_.data(), reserve_bytes_, reserve_.data());
+        handle_.get(), desc, d_lengths_.data(), y_desc_.get(), io(d_y_pad_, y16_),
+        io(d_dy_pad_, dy16_), x_desc_.get(), io(d_dx_pad_, dx16_), h_desc_.get(), io(d_hx_, hx16_),
+        nullptr, io(d_dhx_, dhx16_), h_desc_.get(), lstm ? io(d_cx_, cx16_) : nullptr, nullptr,
+        lstm ? io(d_dcx_, dcx16_) : nullptr, cudnn_weight_bytes(), cudnn_weights(), work_bytes_,
+        work_.data(), reserve_bytes_, reserve_.data());
   };
   // Weight-space pair before the workspace pair (the C signature's order).
   auto backward_weights = [&](cudnnRNNDescriptor_t desc) {
     return cudnnRNNBackwardWeights_v8(handle_.get(), desc, CUDNN_WGRAD_MODE_ADD, d_lengths_.data(),
-                                      x_desc_.get(), d_x_pad_.data(), h_desc_.get(), d_hx_.data(),
-                                      y_desc_.get(), d_y_pad_.data(), weight_bytes_, dw_.data(),
-                                      work_bytes_, work_.data(), reserve_bytes_, reserve_.data());
+                                      x_desc_.get(), io(d_x_pad_, x16_), h_desc_.get(),
+                                      io(d_hx_, hx16_), y_desc_.get(), io(d_y_pad_, y16_),
+                                      cudnn_weight_bytes(), cudnn_gradients(), work_bytes_,
+                                      work_.data(), reserve_bytes_, reserve_.data());
   };
   cudnnStatus_t status = backward_data(descriptor(last_algo_));
   if (status == CUDNN_STATUS_SUCCESS) status = backward_weights(descriptor(last_algo_));
@@ -488,11 +624,13 @@ void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
     const bool ran = run_forward(RnnAlgo::kStandard);
     RECUR_ASSERT(ran);
     last_algo_ = RnnAlgo::kStandard;
+    if (low_) dw16_.zero(st);  // whatever the refused call may have added
     status = backward_data(standard_.get());
     if (status == CUDNN_STATUS_SUCCESS) status = backward_weights(standard_.get());
   }
-  CUDNN_CHECK(status);
+  check(status, "cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8");
   reserve_spent_ = true;
+  if (low_) cast_backward_outputs(dx != nullptr);
 
   // dx back to (T, B, in).
   if (dx != nullptr)

@@ -39,6 +39,18 @@
 // status from the descriptor, size query, forward or backward; a backward refusal re-runs the
 // forward with STANDARD first, since the reserve space belongs to the algorithm).
 //
+// Low-precision data (options.data fp16 or bf16, device.cudnn_data): cuDNN runs on 16-bit data
+// with float math (mathPrec FLOAT, CUDNN_TENSOR_OP_MATH), while everything above stays fp32: the
+// master weights w and gradients dw (the optimizer's, in the fp32 descriptor's layout, which
+// layout() and the converters see), x, y, states and their gradients. Each forward casts the
+// padded x, hx, cx and w (through the fp32 -> 16-bit layout index: the two weight spaces are
+// asked of cuDNN separately and never assumed alike) into 16-bit buffers, and y, hy, cy back;
+// each backward casts the padded dy (times kFp16GradientScale for fp16: gradients of a mean over
+// thousands of samples sit near fp16's smallest normal), zeroes a 16-bit dw, lets cuDNN write
+// this batch's gradients there, and adds them, unscaled, into the fp32 dw (dx, dhx, dcx are cast
+// back unscaled). A value past fp16's range becomes an infinity, which the learner's non-finite
+// step guard skips. The casts are elementwise passes over data cuDNN reads anyway.
+//
 // Not thread-safe; one executor per thread. Every host-span call synchronizes its stream before
 // returning; forward_device/backward_device do not.
 #pragma once
@@ -50,6 +62,7 @@
 #include <vector>
 
 #include "kernels/cuda_memory.h"
+#include "kernels/low_float.h"
 #include "policy/convert/flat_layout.h"
 #include "policy/cuda/device_sequence_executor.h"
 #include "policy/cudnn/cudnn_handles.h"
@@ -125,8 +138,25 @@ class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
                      const DeviceStateTable* device_states = nullptr);
   void run_staged_forward(const float* x, float* y);
   void run_staged_backward(const float* dy, float* dx);
-  // Sets `desc` for `algo`; false when cuDNN refuses a persistent algo (other errors throw).
-  bool configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo);
+  // 16-bit data: the padded inputs, states and weights to cuDNN's copies; its y, hy, cy back;
+  // after a backward its dx (when wanted), dhx, dcx back and its dw added into dw, unscaled.
+  void cast_forward_inputs();
+  void cast_forward_outputs();
+  void cast_backward_outputs(bool want_dx);
+  // Sets `desc` for `algo` and data `type`; false when cuDNN refuses a persistent algo (other
+  // errors throw).
+  bool configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo, cudnnDataType_t type);
+  // Low-precision data: the 16-bit descriptor, weight space and layout index (constructor).
+  void configure_low_precision();
+  // A cuDNN call's status; with 16-bit data a failure also names device.cudnn_data.
+  void check(cudnnStatus_t status, const char* call) const;
+  // What cuDNN reads and writes: the fp32 buffer, or with 16-bit data its copy.
+  void* io(kernels::DeviceBuffer<float>& f32, kernels::DeviceBuffer<uint16_t>& low) {
+    return low_ ? static_cast<void*>(low.data()) : static_cast<void*>(f32.data());
+  }
+  void* cudnn_weights() { return low_ ? static_cast<void*>(w16_.data()) : w_.data(); }
+  void* cudnn_gradients() { return low_ ? static_cast<void*>(dw16_.data()) : dw_.data(); }
+  size_t cudnn_weight_bytes() const { return low_ ? low_weight_bytes_ : weight_bytes_; }
   bool persist_eligible() const;
   bool persist_refused(int max_length, int count) const;
   void refuse_persist(int max_length, int count, const char* where);
@@ -152,7 +182,21 @@ class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
   bool persist_available_ = false;  // persist_ configured and with the same weight layout
   std::vector<std::pair<int, int>> persist_refused_;  // (max_length, N) shapes cuDNN refused
 
-  size_t weight_bytes_ = 0;
+  // 16-bit data (see the header note): cuDNN's own descriptors (standard_, persist_) take the
+  // 16-bit type and master_ (fp32, never run) gives the master weights' layout.
+  bool low_ = false;
+  kernels::LowFloat low_type_ = kernels::LowFloat::kBfloat16;
+  cudnnDataType_t data_type_ = CUDNN_DATA_FLOAT;
+  float gradient_scale_ = 1.0f;  // dy's scale before the cast (fp16); what comes back is unscaled
+  cudnn::RnnDescriptor master_;
+  size_t low_weight_bytes_ = 0;
+  OpaqueTable low_table_;                       // standard_'s 16-bit weight space
+  kernels::DeviceBuffer<int64_t> d_low_index_;  // (16-bit elements) master index, -1 = gap
+  kernels::DeviceBuffer<uint16_t> w16_, dw16_;
+  kernels::DeviceBuffer<uint16_t> x16_, y16_, hx16_, cx16_, hy16_, cy16_;  // cuDNN's copies of
+  kernels::DeviceBuffer<uint16_t> dy16_, dx16_, dhx16_, dcx16_;            // the padded buffers
+
+  size_t weight_bytes_ = 0;  // the fp32 (master) weight space
   OpaqueTable table_;
   FlatLayout layout_;
   kernels::DeviceBuffer<float> w_, dw_;  // (layout_.size) opaque weight space

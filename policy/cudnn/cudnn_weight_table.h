@@ -14,10 +14,12 @@
 namespace recur::policy::cudnn {
 
 // weight_space: a device allocation of weight_space_bytes (cudnnGetRNNWeightSpaceSize); cuDNN
-// only does address arithmetic on it. Offsets are in floats from its start; -1 where cuDNN
+// only does address arithmetic on it. Offsets are in elements of `type` (the descriptor's data
+// type: float, half or bfloat16, each tensor checked to have it) from its start; -1 where cuDNN
 // returned no address or a tensor of no elements.
 OpaqueTable query_weight_table(cudnnHandle_t handle, cudnnRNNDescriptor_t rnn, const CoreSpec& spec,
-                               const void* weight_space, size_t weight_space_bytes);
+                               const void* weight_space, size_t weight_space_bytes,
+                               cudnnDataType_t type = CUDNN_DATA_FLOAT);
 
 // True when the table is what PyTorch's get_parameters asserts (docs/RNN_LAYOUT.md): per
 // pseudo-layer the W matrices in id order, back to back, then the R matrices; the biases the

@@ -47,6 +47,11 @@ case_bench_rnn_gpu_bad_math() {
   expect_text "unknown cuDNN math 'bf8': expected fma, tf32 or fp16"
 }
 
+case_bench_rnn_gpu_bad_data() {
+  run_status 2 recur bench rnn-gpu --data fp32,fp8
+  expect_text "unknown cuDNN RNN data type 'fp8': expected fp32, fp16 or bf16"
+}
+
 case_bench_scan_bad_threads() {
   run_status 2 recur bench scan --threads 0
   expect_text 'recur bench scan: --threads 0 \(expected counts from 1 to 256\)'

@@ -297,6 +297,105 @@ TEST_CASE("cudnn sequence executor with tensor-core math stays within its precis
   }
 }
 
+// device.cudnn_data fp16 and bf16 (issue 36 part 2): cuDNN on 16-bit data with float math, fp32
+// master weights. At the tensor-core shape above, against the CPU executor in float32: every
+// input, state, weight and output gradient is rounded to 11 (fp16) or 8 (bf16) significant bits
+// (2^-11 and 2^-8 relative at most) and the outputs and weight gradients are stored at that
+// precision too, so errors near 1e-3 (fp16) and 1e-2 (bf16) are expected; the bounds leave a
+// margin (2e-2, 6e-2) and the worst errors are printed. Also: the master weights are untouched by
+// a forward and backward (the 16-bit copy is cuDNN's, never written back); a second backward adds
+// exactly the same gradients (16-bit batch gradients summed into fp32); the device-resident path
+// the CUDA learner takes gives the host-span path's bits; the persistent algorithm, when cuDNN
+// takes it on 16-bit data, agrees with standard.
+TEST_CASE("cudnn sequence executor with 16-bit data and fp32 master weights") {
+  if (!recur::test::gpu_or_skip("cudnn 16-bit data")) return;
+  for (CellType cell : {CellType::kLstm, CellType::kGru}) {
+    Problem p = make_problem(cell, 2, 0, 41, 2, 16, 16);
+    p.spec.hidden = 64;
+    recur::Rng rng(42);
+    p.w = CanonicalWeights::random(p.spec, rng);
+    p.state0.resize(static_cast<size_t>(p.B) * p.spec.state_size());
+    for (auto& e : p.state0) e = static_cast<float>(rng.uniform(-0.9, 0.9));
+    p.dy.resize(static_cast<size_t>(p.T) * p.B * p.spec.hidden);
+    // Output gradients of a mean over many samples: small, where fp16 needs its scale.
+    for (auto& e : p.dy) e = static_cast<float>(rng.uniform(-1.0, 1.0) * 1e-4);
+    const Outputs cpu = run_cpu(p);
+    for (const RnnData data : {RnnData::kFp16, RnnData::kBf16}) {
+      CAPTURE(to_string(cell));
+      CAPTURE(to_string(data));
+      CudnnSequenceOptions options{0, RnnMath::kFma, RnnAlgo::kStandard};
+      options.data = data;
+      CudnnSequenceExecutor gpu(p.spec, options);
+      gpu.load(p.w);
+      const Outputs g = run(gpu, p);
+      const double e[5] = {rel_err(g.y, cpu.y), rel_err(g.final_state, cpu.final_state),
+                           rel_err(g.dx, cpu.dx), rel_err(g.d_state0, cpu.d_state0),
+                           rel_err(g.grads, cpu.grads)};
+      const double bound = data == RnnData::kFp16 ? 2e-2 : 6e-2;
+      for (const double x : e) CHECK(x <= bound);
+      const std::string line = std::string(to_string(cell)) + " data " +
+                               std::string(to_string(data)) + ": relative errors y " +
+                               std::to_string(e[0]) + ", final state " + std::to_string(e[1]) +
+                               ", dx " + std::to_string(e[2]) + ", d_initial_state " +
+                               std::to_string(e[3]) + ", gradients " + std::to_string(e[4]);
+      MESSAGE(line);
+
+      // The master weights are what was loaded, bit for bit.
+      CHECK(bitwise_equal(flatten(gpu.weights()), flatten(p.w)));
+
+      // A second forward and backward without zeroing adds the same 16-bit gradients again.
+      std::vector<float> y(g.y.size()), fs(g.final_state.size()), dx(g.dx.size()),
+          ds(g.d_state0.size());
+      gpu.forward(p.T, p.B, p.x, p.starts, p.state0, y, fs);
+      gpu.backward(p.dy, dx, ds);
+      CHECK(bitwise_equal(y, g.y));
+      CHECK(bitwise_equal(dx, g.dx));
+      const std::vector<float> twice = flatten(gpu.gradients());
+      std::vector<float> doubled(g.grads.size());
+      for (size_t i = 0; i < doubled.size(); ++i) doubled[i] = 2.0f * g.grads[i];
+      CHECK(bitwise_equal(twice, doubled));
+
+      // Device-resident, as the CUDA learner runs it: the host-span path's bits.
+      CudnnSequenceExecutor dev(p.spec, options);
+      dev.load(p.w);
+      dev.set_device_resident(true);
+      recur::kernels::DeviceBuffer<float> d_x(p.x.size()), d_y(g.y.size()), d_dy(p.dy.size()),
+          d_dx(g.dx.size());
+      d_x.upload(p.x, dev.stream());
+      d_dy.upload(p.dy, dev.stream());
+      dev.forward_device(p.T, p.B, d_x.data(), p.starts, p.state0, d_y.data());
+      dev.backward_device(d_dy.data(), d_dx.data());
+      std::vector<float> dev_y(g.y.size()), dev_dx(g.dx.size());
+      d_y.download(dev_y, dev.stream());
+      d_dx.download(dev_dx, dev.stream());
+      CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+      CHECK(bitwise_equal(dev_y, g.y));
+      CHECK(bitwise_equal(dev_dx, g.dx));
+      CHECK(bitwise_equal(flatten(dev.gradients()), g.grads));  // zeroed at construction
+
+      // The persistent algorithm on 16-bit data (resets at t = 0 only), when cuDNN takes it.
+      Problem q = p;
+      std::fill(q.starts.begin(), q.starts.end(), uint8_t{0});
+      q.starts[1] = 1;
+      CudnnSequenceExecutor standard(q.spec, options);
+      CudnnSequenceOptions persist_options = options;
+      persist_options.algo = RnnAlgo::kPersistSmallH;
+      CudnnSequenceExecutor persist(q.spec, persist_options);
+      standard.load(q.w);
+      persist.load(q.w);
+      const Outputs s = run(standard, q), r = run(persist, q);
+      const std::string ran =
+          persist.last_algo() == RnnAlgo::kPersistSmallH ? "persist_small_h" : "standard";
+      const std::string persist_line = std::string(to_string(cell)) + " data " +
+                                       std::string(to_string(data)) +
+                                       ": persist_small_h executor ran " + ran;
+      MESSAGE(persist_line);
+      CHECK(rel_err(r.y, s.y) <= bound);
+      CHECK(rel_err(r.grads, s.grads) <= bound);
+    }
+  }
+}
+
 TEST_CASE("cudnn sequence executor persist_small_h equals standard") {
   if (!recur::test::gpu_or_skip("cudnn persist_small_h")) return;
   for (CellType cell : kCells) {

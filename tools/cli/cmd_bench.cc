@@ -76,6 +76,7 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
     bool no_cpu = false;
     bool csv = false;
     std::vector<std::string> math = {"fma"};
+    std::vector<std::string> data = {"fp32"};
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--cell", args->cell,
@@ -96,6 +97,11 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
                   "adds device-resident cudnn-<math>-dev rows")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_option("--data", args->data,
+                  "device.cudnn_data types of the cuDNN rows (fp32, fp16, bf16): each beyond "
+                  "fp32 adds device-resident cudnn-<data>-dev rows (fp32 master weights)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_flag("--csv", args->csv, "CSV instead of a table");
   cmd->callback([args, &exit_code] {
     auto config = args->config;
@@ -103,6 +109,8 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
     config.cpu = !args->no_cpu;
     config.math.clear();
     for (const auto& m : args->math) config.math.push_back(policy::parse_rnn_math(m));
+    config.data.clear();
+    for (const auto& d : args->data) config.data.push_back(policy::parse_rnn_data(d));
     const auto rows = bench_rnn_gpu(config);
     if (args->csv) {
       fmt::print(

@@ -233,6 +233,23 @@ TEST_CASE("config device.tower_streams: 1 or 2") {
   CHECK(has(zero, "device.tower_streams = 0 is out of range"));
 }
 
+TEST_CASE("config device.cudnn_data: fp32, fp16 or bf16, cuDNN's cores, fma math beside it") {
+  const std::string bad = load_error("device:\n  cudnn_data: fp8\n");
+  CHECK(has(bad,
+            ".yaml:2: device.cudnn_data = 'fp8' is not allowed: it must be one of fp32, "
+            "fp16, bf16"));
+  CHECK(load_error("device:\n  cudnn_data: bf16\n").empty());
+  CHECK(load_error("device:\n  cudnn_data: fp16\npolicy:\n  core: gru\n").empty());
+  const std::string math = load_error("device:\n  cudnn_data: bf16\n  cudnn_math: tf32\n");
+  CHECK(has(math,
+            ".yaml:3: device.cudnn_math = 'tf32' is out of range: it must be fma (the "
+            "default) when device.cudnn_data is fp16 or bf16"));
+  const std::string core = load_error("device:\n  cudnn_data: fp16\npolicy:\n  core: mingru\n");
+  CHECK(has(core,
+            ".yaml:2: device.cudnn_data = 'fp16' is out of range: it must be fp32 with "
+            "policy.core mingru (16-bit data is cuDNN's"));
+}
+
 TEST_CASE("config env.groups: 1 or 2, PPO only, not with DD-PPO's preemption") {
   const std::string three = load_error("env:\n  groups: 3\n");
   CHECK(

@@ -233,6 +233,17 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
             time_device(
                 tc, "cudnn-" + name, [&] { return "math " + name + ", "; }, flops_per_sample, s0);
           }
+          // 16-bit data (device.cudnn_data), device-resident, standard algorithm.
+          for (const policy::RnnData data : config.data) {
+            if (data == policy::RnnData::kFp32 || algo != policy::RnnAlgo::kStandard) continue;
+            policy::CudnnSequenceOptions options{config.device, policy::RnnMath::kFma, algo};
+            options.data = data;
+            policy::CudnnSequenceExecutor low(spec, options);
+            low.load(weights);
+            const std::string name(policy::to_string(data));
+            time_device(
+                low, "cudnn-" + name, [&] { return "data " + name + ", "; }, flops_per_sample, s0);
+          }
         }
         {
           // The "vanilla" GPU baseline: the step cell called T times (graph replay per step).

@@ -31,6 +31,9 @@ struct GpuRnnBenchConfig {
   // device.cudnn_math modes of the cuDNN rows: each beyond fma adds device-resident rows
   // (cudnn-dev-*-tf32, -fp16) for the standard algorithm.
   std::vector<policy::RnnMath> math = {policy::RnnMath::kFma};
+  // device.cudnn_data types of the cuDNN rows: each beyond fp32 adds device-resident rows
+  // (cudnn-dev-*-bf16, -fp16: 16-bit cuDNN data, fp32 master weights, the casts included).
+  std::vector<policy::RnnData> data = {policy::RnnData::kFp32};
 };
 
 struct GpuRnnBenchRow {

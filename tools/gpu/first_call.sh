@@ -18,17 +18,19 @@
 #                     and step kernels (mingru_highway's too), the whole policy on the GPU; one
 #                     process per case, PASS/FAIL/SKIP
 #   bench-cores.txt   `recur bench rnn-gpu --cell lstm_ln|mingru|mingru_highway` beside cuDNN's
-#                     LSTM (issue 37); cuDNN's LSTM with --math fma,tf32,fp16 (issue 36)
+#                     LSTM (issue 37); cuDNN's LSTM with --math fma,tf32,fp16 and
+#                     --data fp32,fp16,bf16 (issue 36)
 #   bench-devices.txt the PPO minibatch against the bare cuDNN forward+backward (issue 36, --stages)
 #   bench-train.txt   env steps/s of lunar_lander_gpu.yaml and lunar_lander_gpu_fast.yaml, sync
 #                     and async, cuda/cuda (issue 36's table), the first also with
-#                     device.cudnn_math tf32 and device.tower_streams 2, the fast one also with
-#                     env.groups 2
+#                     device.cudnn_math tf32, device.cudnn_data bf16 and fp16, and
+#                     device.tower_streams 2, the fast one also with env.groups 2
 #   train-fast.txt    lunar_lander_gpu_fast.yaml on cuda/cuda to its first evaluation >= 200:
 #                     the time to target (eval.csv and progress.csv kept in the archive)
 #   summary.txt       one line per section: rc, seconds; the cores' CartPoleNoVel runs on the
 #                     CUDA learner; recurrent SAC's learner on cuDNN and on the CPU (issue 35:
-#                     sac-learner.txt, train-sac-*-progress.csv); `bench envs` at 1024 envs x
+#                     sac-learner.txt, train-sac-*-progress.csv); the fast config with
+#                     device.cudnn_data bf16 to its target; `bench envs` at 1024 envs x
 #                     1..16 threads, with --groups;
 #                     then the older GPU cases if time is left (old-cases.txt)
 # Everything is packed into logs.tar.gz (the run tool returns 8 files); sections that would start
@@ -58,7 +60,7 @@ section info 10 && {
   lscpu
 } >"$out/info.txt" 2>&1
 
-new_files='*step_guard_test*,*gae_test*,*proximal_anchor_test*,*state_gather_test*'
+new_files='*step_guard_test*,*gae_test*,*proximal_anchor_test*,*state_gather_test*,*low_float_test*'
 new_files+=',*learner_kernels_test*,*cuda_engine_test*,*cuda_learner_tower_streams_test*'
 new_files+=',*cuda_learner_device_states_test*,*cuda_sequence_executor_test*,*gpu_policy_test*'
 new_files+=',*cuda_step_executor_test*,*cuda_policy_actor_test*,*cudnn_sequence_executor_test*'
@@ -76,9 +78,11 @@ if section "bench rnn-gpu lstm_ln, mingru, mingru_highway" 60; then
     timeout 90 $R bin/recur bench rnn-gpu --cell "$cell" --batch 16,256,1024 --hidden 128,256 \
       --seq-len 32 --min-seconds 0.05
   done >"$out/bench-cores.txt" 2>&1
-  # issue 36 part 2: cuDNN's LSTM with tensor-core math beside FMA (device-resident rows).
-  timeout 60 $R bin/recur bench rnn-gpu --cell lstm --batch 256,1024 --hidden 128,256 \
-    --seq-len 32 --min-seconds 0.05 --no-cpu --math fma,tf32,fp16 >>"$out/bench-cores.txt" 2>&1
+  # issue 36 part 2: cuDNN's LSTM with tensor-core math beside FMA, and on 16-bit data with fp32
+  # master weights (device-resident rows).
+  timeout 75 $R bin/recur bench rnn-gpu --cell lstm --batch 256,1024 --hidden 128,256 \
+    --seq-len 32 --min-seconds 0.05 --no-cpu --math fma,tf32,fp16 --data fp32,fp16,bf16 \
+    >>"$out/bench-cores.txt" 2>&1
   note "bench rnn-gpu cores" $? "$t0"
 fi
 
@@ -96,11 +100,13 @@ if section "bench train" 90; then
     timeout 90 $R bin/recur --log-level warn bench train "$root/configs/$cfg.yaml" --updates 10 \
       --modes sync,async --devices cuda/cuda
   done >"$out/bench-train.txt" 2>&1
-  # device.cudnn_math tf32: the learner's cuDNN GEMMs on tensor cores.
-  echo "== configs/lunar_lander_gpu.yaml --set device.cudnn_math=tf32" >>"$out/bench-train.txt"
-  timeout 60 $R bin/recur --log-level warn bench train "$root/configs/lunar_lander_gpu.yaml" \
-    --updates 10 --modes sync --devices cuda/cuda --set device.cudnn_math=tf32 \
-    >>"$out/bench-train.txt" 2>&1
+  # device.cudnn_math tf32: the learner's cuDNN GEMMs on tensor cores; device.cudnn_data bf16 and
+  # fp16: cuDNN on 16-bit data (fp32 master weights).
+  for set in device.cudnn_math=tf32 device.cudnn_data=bf16 device.cudnn_data=fp16; do
+    echo "== configs/lunar_lander_gpu.yaml --set $set"
+    timeout 45 $R bin/recur --log-level warn bench train "$root/configs/lunar_lander_gpu.yaml" \
+      --updates 10 --modes sync --devices cuda/cuda --set $set
+  done >>"$out/bench-train.txt" 2>&1
   # device.tower_streams 2: the two LSTM-256 towers' cores overlapping in the learner.
   echo "== configs/lunar_lander_gpu.yaml --set device.tower_streams=2" >>"$out/bench-train.txt"
   timeout 60 $R bin/recur --log-level warn bench train "$root/configs/lunar_lander_gpu.yaml" \
@@ -151,6 +157,20 @@ if section "sac learner cuda vs cpu" 60; then
       --set run.output_dir="$out/runs/sac-$learner" --set run.tensorboard=false
   done >"$out/sac-learner.txt" 2>&1
   note "sac learner cuda vs cpu" $? "$t0"
+fi
+
+# device.cudnn_data bf16: the learning check of 16-bit data, the fast config to its target as
+# train-fast above (one seed here; the 3 seeds are a later call's).
+if section "train fast config bf16 to target" 60; then
+  t0=$SECONDS
+  limit=$(($(left) - 60))
+  ((limit > 180)) && limit=180
+  timeout "$limit" $R bin/recur --log-level info train "$root/configs/lunar_lander_gpu_fast.yaml" \
+    --set device.actor=cuda --set device.learner=cuda --set device.cudnn_data=bf16 \
+    --set run.output_dir="$out/runs/fast-bf16" --set run.tensorboard=false \
+    >"$out/train-fast-bf16.txt" 2>&1
+  note "train fast config bf16 (limit $limit s)" $? "$t0"
+  tail -3 "$out/train-fast-bf16.txt" | tee -a "$summary"
 fi
 
 # algo.bptt_steps on the CUDA learner: its engine sees the cut rollout as an ordinary one.

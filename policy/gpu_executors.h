@@ -4,6 +4,7 @@
 // compile and fail clearly the same way everywhere.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -42,7 +43,12 @@ enum class RnnAlgo { kAuto, kStandard, kPersistSmallH };
 // kFp16GradientScale before casting them (small gradients would underflow) and unscales what
 // comes back; bf16 has fp32's range and needs no scale. cudnn_math applies to fp32 data only.
 enum class RnnData { kFp32, kFp16, kBf16 };
+// The scale is static: a weight gradient of a minibatch beyond 65504 / 1024 = 64 (or such an
+// output or state gradient) overflows to an infinity and that step is skipped by the learner's
+// guard. Mean losses and normalized advantages keep PPO's far below; bf16 has no such limit.
 inline constexpr float kFp16GradientScale = 1024.0f;
+// cuDNN's RNN accepts bfloat16 data from 9.13 on (cudnnGetVersion() form).
+inline constexpr size_t kCudnnBf16RnnVersion = 91300;
 
 struct CudnnSequenceOptions {
   int device = 0;

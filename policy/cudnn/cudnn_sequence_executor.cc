@@ -165,23 +165,31 @@ void CudnnSequenceExecutor::configure_low_precision() {
   low_type_ =
       options_.data == RnnData::kFp16 ? kernels::LowFloat::kHalf : kernels::LowFloat::kBfloat16;
   gradient_scale_ = options_.data == RnnData::kFp16 ? kFp16GradientScale : 1.0f;
+  // cuDNN's RNN takes bfloat16 data since 9.13 (PyTorch enables it from that version, PR
+  // #164411); an older cuDNN is named here rather than by a refusal further down.
+  if (options_.data == RnnData::kBf16 && cudnnGetVersion() < kCudnnBf16RnnVersion)
+    throw DeviceError(fmt::format(
+        "device.cudnn_data = bf16 needs cuDNN 9.13 or later for RNNs; this is cuDNN {}. Set "
+        "device.cudnn_data: fp16 or fp32.",
+        cudnnGetVersion()));
+  size_t n16 = 0;
   try {
     const bool configured = configure(standard_, CUDNN_RNN_ALGO_STANDARD, data_type_);
     RECUR_ASSERT(configured);
     CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(handle_.get(), standard_.get(), &low_weight_bytes_));
+    RECUR_ASSERT(low_weight_bytes_ > 0 && low_weight_bytes_ % sizeof(uint16_t) == 0);
+    n16 = low_weight_bytes_ / sizeof(uint16_t);
+    w16_.resize(n16);
+    dw16_.resize(n16);
+    low_table_ = cudnn::query_weight_table(handle_.get(), standard_.get(), s, w16_.data(),
+                                           low_weight_bytes_, data_type_);
   } catch (const DeviceError& e) {
     throw DeviceError(fmt::format(
-        "device.cudnn_data = {}: cuDNN {} refused an RNN descriptor with {} data for this core "
-        "({}): {}. Set device.cudnn_data: fp32 (or try the other 16-bit type).",
+        "device.cudnn_data = {}: cuDNN {} refused an RNN with {} data for this core ({}): {}. "
+        "Set device.cudnn_data: fp32 (or try the other 16-bit type).",
         to_string(options_.data), cudnnGetVersion(), to_string(options_.data), to_string(s.cell),
         e.what()));
   }
-  RECUR_ASSERT(low_weight_bytes_ > 0 && low_weight_bytes_ % sizeof(uint16_t) == 0);
-  const size_t n16 = low_weight_bytes_ / sizeof(uint16_t);
-  w16_.resize(n16);
-  dw16_.resize(n16);
-  low_table_ = cudnn::query_weight_table(handle_.get(), standard_.get(), s, w16_.data(),
-                                         low_weight_bytes_, data_type_);
   // The 16-bit layout is asked of cuDNN, like the fp32 one, and checked the same way; the index
   // says which master element each 16-bit element copies (-1: a gap, kept at zero).
   const std::vector<int64_t> index = conversion_index(layout_, opaque_layout(s, low_table_));
@@ -194,7 +202,9 @@ void CudnnSequenceExecutor::configure_low_precision() {
 
 void CudnnSequenceExecutor::check(cudnnStatus_t status, const char* call) const {
   if (status == CUDNN_STATUS_SUCCESS) return;
-  if (!low_) CUDNN_CHECK(status);
+  // Only a refusal (NOT_SUPPORTED, BAD_PARAM) may be the 16-bit data's doing; other failures
+  // (memory, execution) are reported as they are.
+  if (!low_ || !refused(status)) CUDNN_CHECK(status);
   throw DeviceError(fmt::format(
       "{}: {} (device.cudnn_data = {}: cuDNN {} may not run this core's RNN on 16-bit data on "
       "this GPU; set device.cudnn_data: fp32)",
@@ -488,7 +498,7 @@ void CudnnSequenceExecutor::cast_forward_outputs() {
     kernels::launch_from_low_float(cy16_.data(), d_cy_.data(), lnh, 1.0f, low_type_, st);
 }
 
-void CudnnSequenceExecutor::cast_backward_outputs(bool want_dx) {
+void CudnnSequenceExecutor::cast_backward_outputs(bool want_dx, bool want_state_grads) {
   cudaStream_t st = stream();
   const CoreSpec& s = spec();
   const size_t rows = static_cast<size_t>(plan_.max_length) * plan_.count;
@@ -497,9 +507,11 @@ void CudnnSequenceExecutor::cast_backward_outputs(bool want_dx) {
   if (want_dx)
     kernels::launch_from_low_float(dx16_.data(), d_dx_pad_.data(), rows * s.input, unscale,
                                    low_type_, st);
-  kernels::launch_from_low_float(dhx16_.data(), d_dhx_.data(), lnh, unscale, low_type_, st);
-  if (has_cell_state(s.cell))
-    kernels::launch_from_low_float(dcx16_.data(), d_dcx_.data(), lnh, unscale, low_type_, st);
+  if (want_state_grads) {
+    kernels::launch_from_low_float(dhx16_.data(), d_dhx_.data(), lnh, unscale, low_type_, st);
+    if (has_cell_state(s.cell))
+      kernels::launch_from_low_float(dcx16_.data(), d_dcx_.data(), lnh, unscale, low_type_, st);
+  }
   kernels::launch_scatter_add_from_low_float(dw16_.data(), dw_.data(), d_low_index_.data(),
                                              dw16_.size(), unscale, low_type_, st);
 }
@@ -558,7 +570,7 @@ void CudnnSequenceExecutor::forward_device_impl(int T, int B, const float* x,
   have_forward_ = true;
 }
 
-void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
+void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx, bool want_state_grads) {
   cudaStream_t st = stream();
   const CoreSpec& s = spec();
   const bool lstm = has_cell_state(s.cell);
@@ -630,7 +642,7 @@ void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
   }
   check(status, "cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8");
   reserve_spent_ = true;
-  if (low_) cast_backward_outputs(dx != nullptr);
+  if (low_) cast_backward_outputs(dx != nullptr, want_state_grads);
 
   // dx back to (T, B, in).
   if (dx != nullptr)
@@ -641,7 +653,7 @@ void CudnnSequenceExecutor::run_staged_backward(const float* dy, float* dx) {
 void CudnnSequenceExecutor::backward_device_impl(const float* dy, float* dx) {
   RECUR_CHECK_ARG(have_forward_, "backward_device: no complete forward to differentiate");
   use_device();
-  run_staged_backward(dy, dx);
+  run_staged_backward(dy, dx, /*want_state_grads=*/false);  // the device path never reads them
 }
 
 void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<float> dx,
@@ -662,7 +674,7 @@ void CudnnSequenceExecutor::backward_impl(std::span<const float> dy, std::span<f
   d_y_.upload({pin_out_.data(), tb * H}, st);  // d_y_ is free after forward: holds dy now
   // The host gradient mirror is the truth: cuDNN ADDs this batch's gradients onto it.
   if (!device_resident_) dw_.upload(host_dw_.span(), st);
-  run_staged_backward(d_y_.data(), dx.empty() ? nullptr : d_x_.data());
+  run_staged_backward(d_y_.data(), dx.empty() ? nullptr : d_x_.data(), !d_initial_state.empty());
 
   // dx and d_initial_state (from dhx/dcx rows per initial_row) to the host; dw to the mirror.
   if (!dx.empty()) {

@@ -137,12 +137,13 @@ class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
                      std::span<const float> initial_state,
                      const DeviceStateTable* device_states = nullptr);
   void run_staged_forward(const float* x, float* y);
-  void run_staged_backward(const float* dy, float* dx);
+  // want_state_grads: the host path's d_initial_state reads dhx, dcx (16-bit data: cast back).
+  void run_staged_backward(const float* dy, float* dx, bool want_state_grads);
   // 16-bit data: the padded inputs, states and weights to cuDNN's copies; its y, hy, cy back;
   // after a backward its dx (when wanted), dhx, dcx back and its dw added into dw, unscaled.
   void cast_forward_inputs();
   void cast_forward_outputs();
-  void cast_backward_outputs(bool want_dx);
+  void cast_backward_outputs(bool want_dx, bool want_state_grads);
   // Sets `desc` for `algo` and data `type`; false when cuDNN refuses a persistent algo (other
   // errors throw).
   bool configure(const cudnn::RnnDescriptor& desc, cudnnRNNAlgo_t algo, cudnnDataType_t type);

@@ -258,6 +258,37 @@ TEST_CASE("cudnn sequence executor weight table passes the opaque layout checks"
     }
 }
 
+namespace {
+
+// The tensor-core shape (H 64, B 16, T 16, 2 layers, resets, non-zero states): make_problem with
+// `seed`, then weights, states and output gradients (times dy_scale) redrawn from seed + 1.
+Problem tensor_core_problem(CellType cell, uint64_t seed, double dy_scale) {
+  Problem p = make_problem(cell, 2, 0, seed, 2, 16, 16);
+  p.spec.hidden = 64;
+  recur::Rng rng(seed + 1);
+  p.w = CanonicalWeights::random(p.spec, rng);
+  p.state0.resize(static_cast<size_t>(p.B) * p.spec.state_size());
+  for (auto& e : p.state0) e = static_cast<float>(rng.uniform(-0.9, 0.9));
+  p.dy.resize(static_cast<size_t>(p.T) * p.B * p.spec.hidden);
+  for (auto& e : p.dy) e = static_cast<float>(rng.uniform(-1.0, 1.0) * dy_scale);
+  return p;
+}
+
+// The five relative errors against the CPU executor, checked against `bound` and printed.
+void check_precision(const std::string& label, const Outputs& g, const Outputs& cpu, double bound) {
+  const double e[5] = {rel_err(g.y, cpu.y), rel_err(g.final_state, cpu.final_state),
+                       rel_err(g.dx, cpu.dx), rel_err(g.d_state0, cpu.d_state0),
+                       rel_err(g.grads, cpu.grads)};
+  for (const double x : e) CHECK(x <= bound);
+  const std::string line = label + ": relative errors y " + std::to_string(e[0]) +
+                           ", final state " + std::to_string(e[1]) + ", dx " +
+                           std::to_string(e[2]) + ", d_initial_state " + std::to_string(e[3]) +
+                           ", gradients " + std::to_string(e[4]);
+  MESSAGE(line);
+}
+
+}  // namespace
+
 // device.cudnn_math tf32 and fp16 (issue 36 part 2's tensor-core math): the same problem at a
 // shape where cuDNN can pick tensor-core kernels (H 64, B 16, T 16, 2 layers) against the CPU
 // executor in float32. Both formats keep 10 mantissa bits of each GEMM input (a rounding of
@@ -267,14 +298,7 @@ TEST_CASE("cudnn sequence executor weight table passes the opaque layout checks"
 TEST_CASE("cudnn sequence executor with tensor-core math stays within its precision") {
   if (!recur::test::gpu_or_skip("cudnn tensor-core math")) return;
   for (CellType cell : {CellType::kLstm, CellType::kGru}) {
-    Problem p = make_problem(cell, 2, 0, 31, 2, 16, 16);
-    p.spec.hidden = 64;
-    recur::Rng rng(32);
-    p.w = CanonicalWeights::random(p.spec, rng);
-    p.state0.resize(static_cast<size_t>(p.B) * p.spec.state_size());
-    for (auto& e : p.state0) e = static_cast<float>(rng.uniform(-0.9, 0.9));
-    p.dy.resize(static_cast<size_t>(p.T) * p.B * p.spec.hidden);
-    for (auto& e : p.dy) e = static_cast<float>(rng.uniform(-1.0, 1.0));
+    const Problem p = tensor_core_problem(cell, 31, 1.0);
     const Outputs cpu = run_cpu(p);
     for (const RnnMath math : {RnnMath::kFma, RnnMath::kTf32, RnnMath::kFp16}) {
       CAPTURE(to_string(cell));
@@ -282,17 +306,9 @@ TEST_CASE("cudnn sequence executor with tensor-core math stays within its precis
       CudnnSequenceExecutor gpu(p.spec, {0, math, RnnAlgo::kStandard});
       gpu.load(p.w);
       const Outputs g = run(gpu, p);
-      const double e[5] = {rel_err(g.y, cpu.y), rel_err(g.final_state, cpu.final_state),
-                           rel_err(g.dx, cpu.dx), rel_err(g.d_state0, cpu.d_state0),
-                           rel_err(g.grads, cpu.grads)};
       const double bound = math == RnnMath::kFma ? 1e-5 : math == RnnMath::kTf32 ? 1e-2 : 2e-2;
-      for (const double x : e) CHECK(x <= bound);
-      const std::string line = std::string(to_string(cell)) + " " + std::string(to_string(math)) +
-                               ": relative errors y " + std::to_string(e[0]) + ", final state " +
-                               std::to_string(e[1]) + ", dx " + std::to_string(e[2]) +
-                               ", d_initial_state " + std::to_string(e[3]) + ", gradients " +
-                               std::to_string(e[4]);
-      MESSAGE(line);
+      check_precision(std::string(to_string(cell)) + " " + std::string(to_string(math)), g, cpu,
+                      bound);
     }
   }
 }
@@ -312,15 +328,8 @@ TEST_CASE("cudnn sequence executor with tensor-core math stays within its precis
 TEST_CASE("cudnn sequence executor with 16-bit data and fp32 master weights") {
   if (!recur::test::gpu_or_skip("cudnn 16-bit data")) return;
   for (CellType cell : {CellType::kLstm, CellType::kGru}) {
-    Problem p = make_problem(cell, 2, 0, 41, 2, 16, 16);
-    p.spec.hidden = 64;
-    recur::Rng rng(42);
-    p.w = CanonicalWeights::random(p.spec, rng);
-    p.state0.resize(static_cast<size_t>(p.B) * p.spec.state_size());
-    for (auto& e : p.state0) e = static_cast<float>(rng.uniform(-0.9, 0.9));
-    p.dy.resize(static_cast<size_t>(p.T) * p.B * p.spec.hidden);
     // Output gradients of a mean over many samples: small, where fp16 needs its scale.
-    for (auto& e : p.dy) e = static_cast<float>(rng.uniform(-1.0, 1.0) * 1e-4);
+    const Problem p = tensor_core_problem(cell, 41, 1e-4);
     const Outputs cpu = run_cpu(p);
     for (const RnnData data : {RnnData::kFp16, RnnData::kBf16}) {
       CAPTURE(to_string(cell));
@@ -334,17 +343,9 @@ TEST_CASE("cudnn sequence executor with 16-bit data and fp32 master weights") {
       CudnnSequenceExecutor gpu(p.spec, options);
       gpu.load(p.w);
       const Outputs g = run(gpu, p);
-      const double e[5] = {rel_err(g.y, cpu.y), rel_err(g.final_state, cpu.final_state),
-                           rel_err(g.dx, cpu.dx), rel_err(g.d_state0, cpu.d_state0),
-                           rel_err(g.grads, cpu.grads)};
       const double bound = data == RnnData::kFp16 ? 2e-2 : 6e-2;
-      for (const double x : e) CHECK(x <= bound);
-      const std::string line = std::string(to_string(cell)) + " data " +
-                               std::string(to_string(data)) + ": relative errors y " +
-                               std::to_string(e[0]) + ", final state " + std::to_string(e[1]) +
-                               ", dx " + std::to_string(e[2]) + ", d_initial_state " +
-                               std::to_string(e[3]) + ", gradients " + std::to_string(e[4]);
-      MESSAGE(line);
+      check_precision(std::string(to_string(cell)) + " data " + std::string(to_string(data)), g,
+                      cpu, bound);
 
       // A second backward of the same forward, without zeroing: the same dx and d_initial_state,
       // the same 16-bit gradients added again.

@@ -1,14 +1,17 @@
 // The host PPO engine behind a class that a test derives from to implement one more part of the
 // engine contract (agent/ppo/engine.h: deferred steps, rollout math) the way a device engine
-// would, while every other call passes through to the host engine; and the small policy those
-// tests train.
+// would, while every other call passes through to the host engine; the small policy those tests
+// train, and the statistics both flows must agree on.
 #pragma once
 
 #include <memory>
 #include <span>
 #include <utility>
 
+#include <doctest/doctest.h>
+
 #include "agent/ppo/engine.h"
+#include "agent/ppo/updater.h"
 #include "policy/policy_spec.h"
 
 namespace recur::test {
@@ -21,6 +24,18 @@ inline policy::PolicySpec small_policy_spec() {
   spec.encoder = {8};
   spec.hidden = 8;
   return spec;
+}
+
+// The update's statistics, bit for bit: losses, entropy, KL, clip fraction, gradient norm and
+// minibatch count.
+inline void check_same_stats(const agent::UpdateStats& a, const agent::UpdateStats& b) {
+  CHECK(a.policy_loss == b.policy_loss);
+  CHECK(a.value_loss == b.value_loss);
+  CHECK(a.entropy == b.entropy);
+  CHECK(a.approx_kl == b.approx_kl);
+  CHECK(a.clip_fraction == b.clip_fraction);
+  CHECK(a.grad_norm == b.grad_norm);
+  CHECK(a.minibatches == b.minibatches);
 }
 
 class WrappedHostEngine : public agent::PpoEngine {

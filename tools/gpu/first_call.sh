@@ -120,16 +120,21 @@ if section "bench train" 90; then
   note "bench train" $? "$t0"
 fi
 
-if section "train fast config to target" 60; then
-  t0=$SECONDS
-  limit=$(($(left) - 60))
+# train_fast NAME [--set KEY=VALUE...]: lunar_lander_gpu_fast.yaml on cuda/cuda to its target,
+# within what the budget leaves (at most 180 s); train-NAME.txt, the run under runs/NAME.
+train_fast() {
+  local name=$1
+  shift
+  local t0=$SECONDS limit=$(($(left) - 60))
   ((limit > 180)) && limit=180
   timeout "$limit" $R bin/recur --log-level info train "$root/configs/lunar_lander_gpu_fast.yaml" \
-    --set device.actor=cuda --set device.learner=cuda --set run.output_dir="$out/runs/fast" \
-    --set run.tensorboard=false >"$out/train-fast.txt" 2>&1
-  note "train fast config (limit $limit s)" $? "$t0"
-  tail -3 "$out/train-fast.txt" | tee -a "$summary"
-fi
+    --set device.actor=cuda --set device.learner=cuda --set run.output_dir="$out/runs/$name" \
+    --set run.tensorboard=false "$@" >"$out/train-$name.txt" 2>&1
+  note "train $name (limit $limit s)" $? "$t0"
+  tail -3 "$out/train-$name.txt" | tee -a "$summary"
+}
+
+section "train fast config to target" 60 && train_fast fast
 
 # issue 37: both new cores through `recur train` with the CUDA learner and actor.
 for core in lstm_ln mingru mingru_highway; do
@@ -161,17 +166,7 @@ fi
 
 # device.cudnn_data bf16: the learning check of 16-bit data, the fast config to its target as
 # train-fast above (one seed here; the 3 seeds are a later call's).
-if section "train fast config bf16 to target" 60; then
-  t0=$SECONDS
-  limit=$(($(left) - 60))
-  ((limit > 180)) && limit=180
-  timeout "$limit" $R bin/recur --log-level info train "$root/configs/lunar_lander_gpu_fast.yaml" \
-    --set device.actor=cuda --set device.learner=cuda --set device.cudnn_data=bf16 \
-    --set run.output_dir="$out/runs/fast-bf16" --set run.tensorboard=false \
-    >"$out/train-fast-bf16.txt" 2>&1
-  note "train fast config bf16 (limit $limit s)" $? "$t0"
-  tail -3 "$out/train-fast-bf16.txt" | tee -a "$summary"
-fi
+section "train fast config bf16 to target" 60 && train_fast fast-bf16 --set device.cudnn_data=bf16
 
 # algo.bptt_steps on the CUDA learner: its engine sees the cut rollout as an ordinary one.
 if section "train bptt on cuda" 30; then

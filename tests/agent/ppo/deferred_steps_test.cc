@@ -108,13 +108,7 @@ void check_same(const Outcome& d, const Outcome& p) {
   CHECK(d.weights == p.weights);
   CHECK(d.optimizer == p.optimizer);
   CHECK(d.rng == p.rng);
-  CHECK(d.stats.policy_loss == p.stats.policy_loss);
-  CHECK(d.stats.value_loss == p.stats.value_loss);
-  CHECK(d.stats.entropy == p.stats.entropy);
-  CHECK(d.stats.approx_kl == p.stats.approx_kl);
-  CHECK(d.stats.clip_fraction == p.stats.clip_fraction);
-  CHECK(d.stats.grad_norm == p.stats.grad_norm);
-  CHECK(d.stats.minibatches == p.stats.minibatches);
+  test::check_same_stats(d.stats, p.stats);
   CHECK(d.stats.skipped == p.stats.skipped);
   CHECK(d.stats.epochs_run == p.stats.epochs_run);
 }

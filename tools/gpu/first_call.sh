@@ -21,12 +21,14 @@
 #                     LSTM (issue 37); cuDNN's LSTM with --math fma,tf32,fp16 and
 #                     --data fp32,fp16,bf16 (issue 36)
 #   bench-devices.txt the PPO minibatch against the bare cuDNN forward+backward (issue 36, --stages)
-#   bench-train.txt   env steps/s of lunar_lander_gpu.yaml and lunar_lander_gpu_fast.yaml, sync
-#                     and async, cuda/cuda (issue 36's table), the first also with
+#   bench-train.txt   env steps/s of lunar_lander_gpu.yaml, lunar_lander_gpu_fast.yaml and
+#                     cartpole_novel_gpu_fast.yaml (the CartPole-class row), sync and async,
+#                     cuda/cuda (issue 36's table), the first also with
 #                     device.cudnn_math tf32, device.cudnn_data bf16 and fp16, and
 #                     device.tower_streams 2, the fast one also with env.groups 2
 #   train-fast.txt    lunar_lander_gpu_fast.yaml on cuda/cuda to its first evaluation >= 200:
-#                     the time to target (eval.csv and progress.csv kept in the archive)
+#                     the time to target (eval.csv and progress.csv kept in the archive);
+#                     train-cartpole-fast.txt: cartpole_novel_gpu_fast.yaml to its 475
 #   summary.txt       one line per section: rc, seconds; the cores' CartPoleNoVel runs on the
 #                     CUDA learner; recurrent SAC's learner on cuDNN and on the CPU (issue 35:
 #                     sac-learner.txt, train-sac-*-progress.csv); the fast config with
@@ -95,7 +97,7 @@ fi
 
 if section "bench train" 90; then
   t0=$SECONDS
-  for cfg in lunar_lander_gpu lunar_lander_gpu_fast; do
+  for cfg in lunar_lander_gpu lunar_lander_gpu_fast cartpole_novel_gpu_fast; do
     echo "== configs/$cfg.yaml"
     timeout 90 $R bin/recur --log-level warn bench train "$root/configs/$cfg.yaml" --updates 10 \
       --modes sync,async --devices cuda/cuda
@@ -120,14 +122,15 @@ if section "bench train" 90; then
   note "bench train" $? "$t0"
 fi
 
-# train_fast NAME [--set KEY=VALUE...]: lunar_lander_gpu_fast.yaml on cuda/cuda to its target,
-# within what the budget leaves (at most 180 s); train-NAME.txt, the run under runs/NAME.
+# train_fast NAME [CONFIG [--set KEY=VALUE...]]: CONFIG (default lunar_lander_gpu_fast) on
+# cuda/cuda to its target, within what the budget leaves (at most 180 s); train-NAME.txt, the
+# run under runs/NAME.
 train_fast() {
-  local name=$1
-  shift
+  local name=$1 cfg=${2:-lunar_lander_gpu_fast}
+  shift $(($# > 1 ? 2 : 1))
   local t0=$SECONDS limit=$(($(left) - 60))
   ((limit > 180)) && limit=180
-  timeout "$limit" $R bin/recur --log-level info train "$root/configs/lunar_lander_gpu_fast.yaml" \
+  timeout "$limit" $R bin/recur --log-level info train "$root/configs/$cfg.yaml" \
     --set device.actor=cuda --set device.learner=cuda --set run.output_dir="$out/runs/$name" \
     --set run.tensorboard=false "$@" >"$out/train-$name.txt" 2>&1
   note "train $name (limit $limit s)" $? "$t0"
@@ -135,6 +138,9 @@ train_fast() {
 }
 
 section "train fast config to target" 60 && train_fast fast
+# issue 36's CartPole-class goal: 3M env steps/s with a config that learns (475 at 4.1-4.6M steps
+# on the CPU); a minute at most on the device.
+section "train cartpole fast config to target" 45 && train_fast cartpole-fast cartpole_novel_gpu_fast
 
 # issue 37: both new cores through `recur train` with the CUDA learner and actor.
 for core in lstm_ln mingru mingru_highway; do
@@ -166,7 +172,7 @@ fi
 
 # device.cudnn_data bf16: the learning check of 16-bit data, the fast config to its target as
 # train-fast above (one seed here; the 3 seeds are a later call's).
-section "train fast config bf16 to target" 60 && train_fast fast-bf16 --set device.cudnn_data=bf16
+section "train fast config bf16 to target" 60 && train_fast fast-bf16 lunar_lander_gpu_fast --set device.cudnn_data=bf16
 
 # algo.bptt_steps on the CUDA learner: its engine sees the cut rollout as an ordinary one.
 if section "train bptt on cuda" 30; then

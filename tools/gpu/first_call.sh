@@ -138,8 +138,8 @@ train_fast() {
 }
 
 section "train fast config to target" 60 && train_fast fast
-# issue 36's CartPole-class goal: 3M env steps/s with a config that learns (475 at 4.1-4.6M steps
-# on the CPU); a minute at most on the device.
+# issue 36's CartPole-class goal: 3M env steps/s with a config that learns (475 at 2.6M steps on
+# the CPU); a minute at most on the device.
 section "train cartpole fast config to target" 45 && train_fast cartpole-fast cartpole_novel_gpu_fast
 
 # issue 37: both new cores through `recur train` with the CUDA learner and actor.

@@ -14,17 +14,16 @@ __global__ void step_guard_kernel(const double* __restrict__ sums, int m, PpoLos
   if (g.skip && nonfinite_count != nullptr) ++*nonfinite_count;
 }
 
-__global__ void deferred_step_guard_kernel(const double* __restrict__ sums, int m,
-                                           PpoLossConfig config, double max_grad_norm, int stop,
-                                           const AdamCoefficients* __restrict__ coefficients,
-                                           int count, StepCounter* __restrict__ counter,
-                                           StepGuard* __restrict__ guard,
-                                           AdamCoefficients* __restrict__ chosen,
-                                           double* __restrict__ record) {
+__global__ void deferred_step_guard_kernel(
+    const double* __restrict__ sums, int m, PpoLossConfig config, double max_grad_norm, int stop,
+    int tolerate_overflow, const AdamCoefficients* __restrict__ coefficients, int count,
+    StepCounter* __restrict__ counter, StepGuard* __restrict__ guard,
+    AdamCoefficients* __restrict__ chosen, double* __restrict__ record) {
   for (int k = 0; k < kStepSums; ++k) record[k] = sums[k];
   StepCounter c = *counter;
   const int index = c.applied;
-  const StepGuard g = deferred_step_guard(sums, m, config, max_grad_norm, stop != 0, c);
+  const StepGuard g =
+      deferred_step_guard(sums, m, config, max_grad_norm, stop != 0, tolerate_overflow != 0, c);
   *counter = c;
   *guard = g;
   if (!g.skip) *chosen = coefficients[index < count ? index : count - 1];
@@ -34,17 +33,17 @@ __global__ void deferred_step_guard_kernel(const double* __restrict__ sums, int 
 
 void launch_deferred_step_guard(const double* sums, int m, const PpoLossConfig& config,
                                 double max_grad_norm, bool stop_on_nonfinite,
-                                const AdamCoefficients* coefficients, int count,
-                                StepCounter* counter, StepGuard* guard, AdamCoefficients* chosen,
-                                double* record, cudaStream_t stream) {
+                                bool tolerate_overflow, const AdamCoefficients* coefficients,
+                                int count, StepCounter* counter, StepGuard* guard,
+                                AdamCoefficients* chosen, double* record, cudaStream_t stream) {
   RECUR_CHECK_ARG(m >= 1, "deferred_step_guard: m {} (a minibatch has at least one sample)", m);
   RECUR_CHECK_ARG(count >= 1, "deferred_step_guard: {} Adam coefficients (at least one)", count);
   RECUR_CHECK_ARG(sums != nullptr && coefficients != nullptr && counter != nullptr &&
                       guard != nullptr && chosen != nullptr && record != nullptr,
                   "deferred_step_guard: every pointer must be device memory");
-  deferred_step_guard_kernel<<<1, 1, 0, stream>>>(sums, m, config, max_grad_norm,
-                                                  stop_on_nonfinite ? 1 : 0, coefficients, count,
-                                                  counter, guard, chosen, record);
+  deferred_step_guard_kernel<<<1, 1, 0, stream>>>(
+      sums, m, config, max_grad_norm, stop_on_nonfinite ? 1 : 0, tolerate_overflow ? 1 : 0,
+      coefficients, count, counter, guard, chosen, record);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -21,11 +21,12 @@ void launch_step_guard(const double* sums, int m, const PpoLossConfig& config, d
 // to `record` (the host reads a run's records at once), writes *guard, and for a step taken
 // *chosen = coefficients[counter->applied before the step]: Adam's bias corrections for the
 // run's steps 1..count were computed on the host (count entries), and skipped minibatches do
-// not advance the index. All pointers device; coefficients read-only, the others written.
+// not advance the index. tolerate_overflow: deferred_step_guard's (an fp16 loss scale's overflow
+// skips without stopping). All pointers device; coefficients read-only, the others written.
 void launch_deferred_step_guard(const double* sums, int m, const PpoLossConfig& config,
                                 double max_grad_norm, bool stop_on_nonfinite,
-                                const AdamCoefficients* coefficients, int count,
-                                StepCounter* counter, StepGuard* guard, AdamCoefficients* chosen,
-                                double* record, cudaStream_t stream);
+                                bool tolerate_overflow, const AdamCoefficients* coefficients,
+                                int count, StepCounter* counter, StepGuard* guard,
+                                AdamCoefficients* chosen, double* record, cudaStream_t stream);
 
 }  // namespace recur::kernels

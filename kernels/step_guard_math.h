@@ -22,12 +22,16 @@ struct StepGuard {
 // sums: [kPpoSums loss sums (policy, value, entropy, approx_kl, clipped), squared grad norm] as
 // launch_ppo_loss and launch_grad_sq_norm write them; m: the minibatch's samples. The loss is
 // MinibatchResult::loss exactly as agent/ppo/cuda_engine.cc forms it from the same sums.
-RECUR_HD inline StepGuard step_guard(const double* sums, int m, const PpoLossConfig& c,
-                                     double max_grad_norm) {
+RECUR_HD inline double minibatch_loss(const double* sums, int m, const PpoLossConfig& c) {
   const double inv_m = 1.0 / static_cast<double>(m);
   const double policy_loss = sums[0] * inv_m, value_loss = sums[1] * inv_m;
   const double entropy = sums[2] * inv_m;
-  const double loss = policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy;
+  return policy_loss + c.vf_coef * value_loss - c.ent_coef * entropy;
+}
+
+RECUR_HD inline StepGuard step_guard(const double* sums, int m, const PpoLossConfig& c,
+                                     double max_grad_norm) {
+  const double loss = minibatch_loss(sums, m, c);
   const double grad_norm = sqrt(sums[5]);
   StepGuard g;
   if (!isfinite(loss) || !isfinite(grad_norm)) {
@@ -51,9 +55,12 @@ struct StepCounter {
 // step_guard for the next minibatch of a run: as the updater decides it with a host read after
 // each minibatch. A non-finite minibatch skips (the updater then warns, or with
 // stop_on_nonfinite throws and takes no later step, so the rest of the run skips too).
+// tolerate_overflow (fp16 gradients under a loss scale above 1, agent/ppo/loss_scale.h): a
+// finite loss with a non-finite gradient norm is the scale's overflow, which the updater answers
+// by lowering the scale: that minibatch skips and the run goes on, stop or not.
 RECUR_HD inline StepGuard deferred_step_guard(const double* sums, int m, const PpoLossConfig& c,
                                               double max_grad_norm, bool stop_on_nonfinite,
-                                              StepCounter& counter) {
+                                              bool tolerate_overflow, StepCounter& counter) {
   if (counter.stopped) {
     StepGuard g;
     g.skip = 1;
@@ -61,7 +68,8 @@ RECUR_HD inline StepGuard deferred_step_guard(const double* sums, int m, const P
   }
   const StepGuard g = step_guard(sums, m, c, max_grad_norm);
   if (g.skip) {
-    if (stop_on_nonfinite) counter.stopped = 1;
+    const bool overflow = tolerate_overflow && isfinite(minibatch_loss(sums, m, c));
+    if (stop_on_nonfinite && !overflow) counter.stopped = 1;
   } else {
     ++counter.applied;
   }

@@ -280,6 +280,12 @@ void check(const Checker& c, const TrainConfig& config) {
               "device.cudnn_data", config.device.cudnn_data,
               "fp32 with policy.core " + core +
                   " (16-bit data is cuDNN's: policy.core lstm, gru, rnn_tanh or rnn_relu)");
+    // fp16's loss scale comes down on an overflow in PPO's updater (agent/ppo/loss_scale.h);
+    // the replay learner has no such scale, and bf16 needs none.
+    c.require(config.device.cudnn_data != "fp16" || config.algo.type == "ppo", "device.cudnn_data",
+              config.device.cudnn_data,
+              "bf16 or fp32 with algo.type " + config.algo.type +
+                  " (fp16 gradients need the dynamic loss scale of PPO's updater)");
   }
   c.require(config.device.tower_streams == 1 || config.device.tower_streams == 2,
             "device.tower_streams", config.device.tower_streams,

@@ -48,7 +48,9 @@ namespace {
 class CudaPpoEngine final : public PpoEngine {
  public:
   CudaPpoEngine(const policy::PolicySpec& spec, const policy::Placement& placement, float adam_eps)
-      : learner_(spec, placement.sequence), adam_eps_(adam_eps) {
+      : learner_(spec, placement.sequence),
+        adam_eps_(adam_eps),
+        fp16_(placement.sequence.data == policy::RnnData::kFp16) {
     const cudaStream_t s = learner_.stream();
     for (const auto& g : learner_.parameter_groups()) {
       RECUR_ASSERT(groups_.count < kernels::kMaxParamSegments);
@@ -445,8 +447,8 @@ class CudaPpoEngine final : public PpoEngine {
     enqueue_compute(envs, loss, normalize_advantage, static_cast<size_t>(run_steps_),
                     static_cast<size_t>(run_count_));
     kernels::launch_deferred_step_guard(
-        sums_.data(), last_m_, loss, run_max_grad_norm_, run_stop_, coefficients_.data(),
-        run_count_, counter_.data(), guard_.data(), chosen_.data(),
+        sums_.data(), last_m_, loss, run_max_grad_norm_, run_stop_, fp16_ && gradient_scale_ > 1.0f,
+        coefficients_.data(), run_count_, counter_.data(), guard_.data(), chosen_.data(),
         records_.data() + static_cast<size_t>(run_steps_) * kernels::kStepSums, s);
     kernels::launch_scale_and_adam(groups_, guard_.data(), chosen_.data(), s);
     learner_.mark("step guard + clip + adam");
@@ -476,6 +478,14 @@ class CudaPpoEngine final : public PpoEngine {
   // the values: finite exactly when every parameter is (a finite float's square cannot overflow
   // a double, nor can a sum of fewer than 1e230 of them). Layout gaps in a core's opaque buffer
   // are zero (loaded so, and their gradients are zero), so they cannot raise a false alarm.
+  // fp16 cuDNN data: the updater's loss scale (loss_scale.h) reaches the cores' backward here.
+  bool scales_gradients() const override { return fp16_; }
+  void set_gradient_scale(float scale) override {
+    RECUR_ASSERT(fp16_);
+    learner_.set_gradient_scale(scale);
+    gradient_scale_ = scale;
+  }
+
   bool parameters_finite() override {
     use_device();
     const cudaStream_t s = learner_.stream();
@@ -547,6 +557,10 @@ class CudaPpoEngine final : public PpoEngine {
 
   policy::CudaPolicyLearner learner_;
   float adam_eps_;
+  // device.cudnn_data: fp16, and the cores' gradient scale (policy::kFp16GradientScale until the
+  // updater sets one): above 1, the deferred steps' guard tolerates its overflow.
+  bool fp16_ = false;
+  float gradient_scale_ = policy::kFp16GradientScale;
   long long step_ = 0;
   kernels::ParamSegments groups_;
   std::vector<std::string> names_;

@@ -20,6 +20,12 @@ void PpoEngine::publish(policy::PolicyActor& actor) {
   actor.load_weights(to_tensors());
 }
 
+// Only engines whose scales_gradients() is true are given a scale.
+void PpoEngine::set_gradient_scale(float /*scale*/) {
+  detail::throw_internal(__FILE__, __LINE__,
+                         "set_gradient_scale on an engine without 16-bit gradients");
+}
+
 // Only engines whose defers_steps() is true are given deferred steps.
 void PpoEngine::begin_steps(int /*count*/, double /*max_grad_norm*/, double /*lr*/,
                             bool /*stop_on_nonfinite*/) {

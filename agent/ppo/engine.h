@@ -120,6 +120,15 @@ class PpoEngine {
   virtual void anchor_to_proximal(int per_mb);
   virtual void end_update(Rollout& r);
 
+  // 16-bit gradients under a loss scale (device.cudnn_data: fp16 on the CUDA engine): the factor
+  // the cores' backward multiplies dy by before the cast and divides out after
+  // (policy/cudnn/cudnn_sequence_executor.h), a power of two >= 1 that the updater adapts
+  // (loss_scale.h). Above 1, a minibatch with a finite loss and a non-finite gradient norm is
+  // the scale's overflow: the deferred steps skip it without stopping the run, as the updater
+  // does. Engines without such gradients say false; set_gradient_scale is then an internal error.
+  virtual bool scales_gradients() const { return false; }
+  virtual void set_gradient_scale(float scale);
+
   // Whether every parameter is finite, checked after each update: the CUDA engine tests on the
   // device and reads one double back (to_tensors() would download and convert every weight);
   // the default scans to_tensors(). The updater names the first bad parameter from to_tensors()

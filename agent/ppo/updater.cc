@@ -13,6 +13,7 @@
 #include "agent/ppo/gae.h"
 #include "core/error.h"
 #include "core/finite.h"
+#include "policy/gpu_executors.h"
 
 namespace recur::agent {
 namespace {
@@ -32,7 +33,12 @@ std::string describe_nonfinite(const MinibatchResult& r) {
 
 PpoUpdater::PpoUpdater(const AlgoConfig& config, std::unique_ptr<PpoEngine> engine, uint64_t seed,
                        dist::Communicator* comm)
-    : cfg_(config), engine_(std::move(engine)), rng_(derive_seed(seed, 0x9e0)), comm_(comm) {}
+    : cfg_(config), engine_(std::move(engine)), rng_(derive_seed(seed, 0x9e0)), comm_(comm) {
+  if (engine_->scales_gradients()) {
+    loss_scale_.emplace(policy::kFp16GradientScale);
+    engine_->set_gradient_scale(loss_scale_->value());
+  }
+}
 
 PpoUpdater::PpoUpdater(const AlgoConfig& config, policy::PolicyLearner& learner, uint64_t seed)
     : PpoUpdater(config, make_host_ppo_engine(learner, config.adam_eps), seed) {}
@@ -94,6 +100,12 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
   auto take = [&](const MinibatchResult& res, int epoch, int mb) {
     const double gnorm = res.grad_norm;
     if (!std::isfinite(res.loss) || !std::isfinite(gnorm)) {
+      // The fp16 loss scale's overflow: no step, and the scale comes down after the update (the
+      // deferred steps' device guard decides it alike: engine.h, scales_gradients).
+      if (loss_scale_ && loss_scale_->tolerates_overflow() && std::isfinite(res.loss)) {
+        ++stats.overflows;
+        return false;
+      }
       const std::string where =
           fmt::format("the update at env step {} (epoch {} of {}, minibatch {} of {})", env_steps,
                       epoch + 1, cfg_.epochs, mb + 1, cfg_.num_minibatches);
@@ -160,6 +172,7 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
     }
     if (cfg_.target_kl > 0 && epoch_mbs > 0 && epoch_kl / epoch_mbs > 1.5 * cfg_.target_kl) break;
   }
+  if (loss_scale_) adapt_loss_scale(stats, env_steps);
   count_nonfinite_streak(stats, first_skip);
   check_weights_finite(env_steps);
   if (engine_math) engine_->end_update(r);  // the rollout as the host flow leaves it
@@ -213,6 +226,23 @@ void PpoUpdater::average_across_ranks(MinibatchResult& res, float weight) {
   res.entropy = terms[3], res.approx_kl = terms[4], res.clip_fraction = terms[5];
   all_reduce_seconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void PpoUpdater::adapt_loss_scale(UpdateStats& stats, int64_t env_steps) {
+  const float before = loss_scale_->value();
+  if (loss_scale_->after_update(stats.overflows, stats.minibatches)) {
+    engine_->set_gradient_scale(loss_scale_->value());
+    if (stats.overflows > 0)
+      spdlog::info(
+          "device.cudnn_data fp16: {} of {} minibatches of the update at env step {} overflowed "
+          "the loss scale {} (skipped); the scale is now {}",
+          stats.overflows, stats.overflows + stats.skipped + stats.minibatches, env_steps, before,
+          loss_scale_->value());
+    else
+      spdlog::debug("device.cudnn_data fp16: {} steps without overflow; the loss scale is now {}",
+                    LossScale::kGrowthSteps, loss_scale_->value());
+  }
+  stats.loss_scale = loss_scale_->value();
 }
 
 // algo.on_nonfinite: skip. A bad rollout is bad in every epoch, so the streak that ends the run

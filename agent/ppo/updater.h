@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include "policy/aligned.h"
@@ -17,6 +18,7 @@
 #include "agent/algorithm.h"
 #include "agent/config/config.h"
 #include "agent/ppo/engine.h"
+#include "agent/ppo/loss_scale.h"
 #include "agent/rollout.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -30,6 +32,10 @@ struct UpdateStats {
   double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
   double explained_variance = 0, grad_norm = 0, learning_rate = 0;
   int minibatches = 0, skipped = 0, epochs_run = 0;
+  // fp16 gradients (PpoEngine::scales_gradients): minibatches skipped for overflowing the loss
+  // scale (not counted in `skipped`), and the scale the next update runs with (0 without one).
+  int overflows = 0;
+  float loss_scale = 0;
 };
 
 class PpoUpdater {
@@ -55,6 +61,8 @@ class PpoUpdater {
   Rng& rng() { return rng_; }
   const Rng& rng() const { return rng_; }
   int consecutive_nonfinite() const { return nonfinite_streak_; }
+  // The dynamic loss scale (loss_scale.h) of an engine with 16-bit gradients; null without.
+  const LossScale* loss_scale() const { return loss_scale_ ? &*loss_scale_ : nullptr; }
   double all_reduce_seconds() const { return all_reduce_seconds_; }
   // Data-parallel with DD-PPO's preemption: rollouts may differ in length across ranks, so each
   // rank's gradients are weighted by its share of the samples (one more all-reduce per update).
@@ -75,6 +83,7 @@ class PpoUpdater {
   void average_across_ranks(MinibatchResult& res, float weight);
   void count_nonfinite_streak(const UpdateStats& stats, const std::string& first_skip);
   void check_weights_finite(int64_t env_steps) const;
+  void adapt_loss_scale(UpdateStats& stats, int64_t env_steps);
 
   AlgoConfig cfg_;
   std::unique_ptr<PpoEngine> engine_;
@@ -88,6 +97,8 @@ class PpoUpdater {
   bool deferred_steps_ = true;
   bool engine_math_ = true;
   std::vector<Rng::State> epoch_rng_;  // deferred steps: the rng after each epoch's shuffle
+  // fp16 gradients: restarts at policy::kFp16GradientScale in every process (not checkpointed).
+  std::optional<LossScale> loss_scale_;
 };
 
 // Explained variance of the rollout's values with respect to its returns (transitions only; 0

@@ -297,6 +297,10 @@ void CudaPolicyLearner::backward(const float* d_log_probs, const float* d_entrop
   if (two_streams()) mark("critic tower joined");
 }
 
+void CudaPolicyLearner::set_gradient_scale(float scale) {
+  for (int c = 0; c < towers(); ++c) tower_[c].core->set_gradient_scale(scale);
+}
+
 void CudaPolicyLearner::zero_gradients() {
   activate();
   const cudaStream_t s = stream_.get();

@@ -86,6 +86,8 @@ class CudaPolicyLearner {
   // Gradients of the loss w.r.t. the last evaluate's outputs (T, B) each, device; ADDED.
   void backward(const float* d_log_probs, const float* d_entropies, const float* d_values);
   void zero_gradients();
+  // Every core's DeviceSequenceExecutor::set_gradient_scale (device.cudnn_data: fp16).
+  void set_gradient_scale(float scale);
 
   // Profiling only (`recur bench devices --stages`): marks the stage boundaries of evaluate and
   // backward on `marker` (null: off).

@@ -39,6 +39,11 @@ class DeviceSequenceExecutor : public SequenceExecutor {
   virtual const FlatLayout& layout() const = 0;
   virtual cudaStream_t stream() const = 0;
 
+  // 16-bit gradients (cuDNN on fp16 data): the power of two >= 1 the backward multiplies dy by
+  // before the cast and divides out of every gradient after it (agent/ppo/loss_scale.h adapts
+  // it). Takes effect from the next backward; executors on fp32 or bf16 data ignore it.
+  virtual void set_gradient_scale(float /*scale*/) {}
+
   // Device-resident mode; choose it before the first forward.
   virtual void set_device_resident(bool on) = 0;
   virtual bool device_resident() const = 0;

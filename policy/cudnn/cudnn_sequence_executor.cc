@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/error.h"
@@ -315,6 +316,14 @@ void CudnnSequenceExecutor::zero_gradients_impl() {
   use_device();
   dw_.zero(stream());
   sync();
+}
+
+void CudnnSequenceExecutor::set_gradient_scale(float scale) {
+  // A power of two: scaling and unscaling are then exact, as cast_backward_outputs assumes.
+  int exponent = 0;
+  RECUR_CHECK_ARG(scale >= 1.0f && std::frexp(scale, &exponent) == 0.5f,
+                  "cudnn sequence executor: gradient scale {} (a power of two >= 1)", scale);
+  if (options_.data == RnnData::kFp16) gradient_scale_ = scale;
 }
 
 void CudnnSequenceExecutor::set_device_resident(bool on) {

@@ -102,6 +102,9 @@ class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
 
   void set_device_resident(bool on) override;
   bool device_resident() const override { return device_resident_; }
+  // fp16 data only (bf16 and fp32 need no scale and ignore it).
+  void set_gradient_scale(float scale) override;
+  float gradient_scale() const { return gradient_scale_; }
 
   // What cudnnGetRNNWeightParams reported for the STANDARD descriptor (for tests and reports).
   const OpaqueTable& weight_table() const { return table_; }

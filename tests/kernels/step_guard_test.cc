@@ -114,7 +114,7 @@ TEST_CASE("deferred step guard: skips do not count, and a stop skips the rest of
     bool stopped = false;
     for (const Sums& s : run) {
       const int before = counter.applied;
-      const k::StepGuard g = k::deferred_step_guard(s.data(), 64, c, 0.5, stop, counter);
+      const k::StepGuard g = k::deferred_step_guard(s.data(), 64, c, 0.5, stop, false, counter);
       const k::StepGuard want = host_decision(s, 64, c, 0.5);
       if (stopped) {
         CHECK(g.skip == 1);
@@ -129,6 +129,34 @@ TEST_CASE("deferred step guard: skips do not count, and a stop skips the rest of
       CHECK(counter.stopped == (stopped ? 1 : 0));
     }
     CHECK(counter.applied == (stop ? 1 : 4));
+  }
+}
+
+// An fp16 loss scale's overflow (finite loss, non-finite gradient norm) skips its minibatch
+// without stopping the run when tolerated; a non-finite loss still stops it, and without the
+// tolerance an overflow stops it as any non-finite minibatch does.
+TEST_CASE("deferred step guard: a tolerated gradient overflow skips without stopping") {
+  const k::PpoLossConfig c = loss_config();
+  const Sums good = cases()[0];
+  Sums overflow = good, bad_loss = good;
+  overflow[5] = std::numeric_limits<double>::infinity();
+  bad_loss[1] = std::numeric_limits<double>::quiet_NaN();
+  REQUIRE(std::isfinite(k::minibatch_loss(overflow.data(), 64, c)));
+  for (const bool tolerate : {false, true}) {
+    CAPTURE(tolerate);
+    k::StepCounter counter;
+    const std::vector<Sums> run = {good, overflow, good};
+    std::vector<int> skips;
+    for (const Sums& s : run)
+      skips.push_back(k::deferred_step_guard(s.data(), 64, c, 0.5, true, tolerate, counter).skip);
+    CHECK(skips == std::vector<int>{0, 1, tolerate ? 0 : 1});
+    CHECK(counter.applied == (tolerate ? 2 : 1));
+    CHECK(counter.stopped == (tolerate ? 0 : 1));
+    // A non-finite loss is no overflow: it stops the run either way.
+    const k::StepGuard g =
+        k::deferred_step_guard(bad_loss.data(), 64, c, 0.5, true, tolerate, counter);
+    CHECK(g.skip == 1);
+    CHECK(counter.stopped == 1);
   }
 }
 
@@ -202,8 +230,10 @@ TEST_CASE("deferred step guard kernel: records, counter and Adam coefficients as
   std::vector<k::AdamCoefficients> table;
   for (int i = 0; i < count; ++i)
     table.push_back(k::adam_coefficients(0.9f, 0.999f, 1e-5f, 3e-4, 11 + i));
-  for (const bool stop : {false, true}) {
+  for (const auto& [stop, tolerate] :
+       {std::pair{false, false}, std::pair{true, false}, std::pair{true, true}}) {
     CAPTURE(stop);
+    CAPTURE(tolerate);
     auto coefficients = recur::test::to_device(table);
     k::DeviceBuffer<double> sums(6), records(run.size() * 6);
     k::DeviceBuffer<k::StepCounter> counter(1);
@@ -213,12 +243,12 @@ TEST_CASE("deferred step guard kernel: records, counter and Adam coefficients as
     k::StepCounter want_counter;
     for (size_t i = 0; i < run.size(); ++i) {
       sums.upload(run[i], nullptr);
-      k::launch_deferred_step_guard(sums.data(), 64, c, 0.5, stop, coefficients.data(), count,
-                                    counter.data(), guard.data(), chosen.data(),
+      k::launch_deferred_step_guard(sums.data(), 64, c, 0.5, stop, tolerate, coefficients.data(),
+                                    count, counter.data(), guard.data(), chosen.data(),
                                     records.data() + i * 6, nullptr);
       const int index = want_counter.applied;
       const k::StepGuard want =
-          k::deferred_step_guard(run[i].data(), 64, c, 0.5, stop, want_counter);
+          k::deferred_step_guard(run[i].data(), 64, c, 0.5, stop, tolerate, want_counter);
       const k::StepGuard got = to_host(guard)[0];
       CHECK(got.skip == want.skip);
       CHECK(got.scale == want.scale);

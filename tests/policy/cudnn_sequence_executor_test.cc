@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -357,6 +358,21 @@ TEST_CASE("cudnn sequence executor with 16-bit data and fp32 master weights") {
       std::vector<float> doubled(g.grads.size());
       for (size_t i = 0; i < doubled.size(); ++i) doubled[i] = 2.0f * g.grads[i];
       CHECK(bitwise_equal(twice, doubled));
+
+      // The loss scale the updater adapts (agent/ppo/loss_scale.h): fp16 takes any power of two
+      // >= 1 and unscales what comes back (the same gradients within the bound); bf16 keeps 1.
+      CHECK_THROWS_AS(gpu.set_gradient_scale(3.0f), std::invalid_argument);
+      CHECK_THROWS_AS(gpu.set_gradient_scale(0.5f), std::invalid_argument);
+      for (const float scale : {64.0f, 16384.0f}) {
+        CAPTURE(scale);
+        CudnnSequenceExecutor scaled(p.spec, options);
+        scaled.load(p.w);
+        scaled.set_gradient_scale(scale);
+        CHECK(scaled.gradient_scale() == (data == RnnData::kFp16 ? scale : 1.0f));
+        check_precision(std::string(to_string(cell)) + " data " + std::string(to_string(data)) +
+                            " scale " + std::to_string(static_cast<int>(scale)),
+                        run(scaled, p), cpu, bound);
+      }
 
       // Device-resident, as the CUDA learner runs it: the host-span path's bits.
       CudnnSequenceExecutor dev(p.spec, options);

@@ -248,6 +248,15 @@ TEST_CASE("config device.cudnn_data: fp32, fp16 or bf16, cuDNN's cores, fma math
   CHECK(has(core,
             ".yaml:2: device.cudnn_data = 'fp16' is out of range: it must be fp32 with "
             "policy.core mingru (16-bit data is cuDNN's"));
+  // fp16 needs PPO's dynamic loss scale; SAC and TD3 take bf16.
+  const std::string sac =
+      load_error("device:\n  cudnn_data: fp16\nenv:\n  normalize_obs: false\nalgo:\n  type: sac\n");
+  CHECK(has(sac,
+            "device.cudnn_data = 'fp16' is out of range: it must be bf16 or fp32 with algo.type "
+            "sac (fp16 gradients need the dynamic loss scale of PPO's updater)"));
+  CHECK(load_error("device:\n  cudnn_data: bf16\nenv:\n  normalize_obs: false\nalgo:\n  type: "
+                   "sac\n")
+            .empty());
 }
 
 TEST_CASE("config env.groups: 1 or 2, PPO only, not with DD-PPO's preemption") {

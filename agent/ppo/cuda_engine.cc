@@ -474,10 +474,6 @@ class CudaPpoEngine final : public PpoEngine {
     return run_results_;
   }
 
-  // The sum of squares of every parameter, in double by the gradient norm's reduction pointed at
-  // the values: finite exactly when every parameter is (a finite float's square cannot overflow
-  // a double, nor can a sum of fewer than 1e230 of them). Layout gaps in a core's opaque buffer
-  // are zero (loaded so, and their gradients are zero), so they cannot raise a false alarm.
   // fp16 cuDNN data: the updater's loss scale (loss_scale.h) reaches the cores' backward here.
   bool scales_gradients() const override { return fp16_; }
   void set_gradient_scale(float scale) override {
@@ -486,6 +482,10 @@ class CudaPpoEngine final : public PpoEngine {
     gradient_scale_ = scale;
   }
 
+  // The sum of squares of every parameter, in double by the gradient norm's reduction pointed at
+  // the values: finite exactly when every parameter is (a finite float's square cannot overflow
+  // a double, nor can a sum of fewer than 1e230 of them). Layout gaps in a core's opaque buffer
+  // are zero (loaded so, and their gradients are zero), so they cannot raise a false alarm.
   bool parameters_finite() override {
     use_device();
     const cudaStream_t s = learner_.stream();

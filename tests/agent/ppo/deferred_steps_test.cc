@@ -20,57 +20,6 @@ using namespace recur;
 
 namespace {
 
-agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& rng) {
-  agent::Rollout r;
-  r.resize(T, N, spec.obs_dim, 1, spec.state_size());
-  for (auto& v : r.obs) v = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& v : r.actions) v = static_cast<float>(rng.uniform_int(2));
-  for (auto& v : r.log_probs) v = static_cast<float>(-0.69 + rng.uniform(-0.3, 0.3));
-  for (auto& v : r.rewards) v = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& v : r.values) v = static_cast<float>(rng.uniform(-0.5, 0.5));
-  r.episode_start[0] = 1;
-  return r;
-}
-
-// The host engine with deferred steps: each step() is compute() and, unless the run decided to
-// skip it, apply(): the contract the CUDA engine's device guard implements.
-class DeferringEngine : public test::WrappedHostEngine {
- public:
-  using WrappedHostEngine::WrappedHostEngine;
-
-  bool defers_steps() const override { return true; }
-  void begin_steps(int count, double max_grad_norm, double lr, bool stop) override {
-    REQUIRE(results_.empty());
-    count_ = count, max_grad_norm_ = max_grad_norm, lr_ = lr, stop_ = stop, stopped_ = false;
-    ++runs;
-  }
-  void step(std::span<const int> envs, const kernels::PpoLossConfig& loss,
-            bool normalize) override {
-    REQUIRE(static_cast<int>(results_.size()) < count_);
-    const agent::MinibatchResult res = inner().compute(envs, loss, normalize);
-    results_.push_back(res);
-    const bool bad = !std::isfinite(res.loss) || !std::isfinite(res.grad_norm);
-    if (stopped_ || bad) {
-      stopped_ = stopped_ || (bad && stop_);
-      return;
-    }
-    inner().apply(res.grad_norm, max_grad_norm_, lr_);
-  }
-  std::span<const agent::MinibatchResult> end_steps() override {
-    out_ = std::move(results_);
-    results_.clear();
-    return out_;
-  }
-
-  int runs = 0;  // begin_steps calls: host reads of a run's results
-
- private:
-  int count_ = 0;
-  double max_grad_norm_ = 0, lr_ = 0;
-  bool stop_ = false, stopped_ = false;
-  std::vector<agent::MinibatchResult> results_, out_;
-};
-
 struct Outcome {
   agent::UpdateStats stats;
   std::string error;
@@ -84,8 +33,8 @@ Outcome run(const agent::AlgoConfig& cfg, bool deferred, const agent::Rollout& f
             const agent::Rollout& second) {
   const policy::PolicySpec spec = test::small_policy_spec();
   Rng init(3);
-  auto engine = std::make_unique<DeferringEngine>(spec, policy::init_policy(spec, init));
-  DeferringEngine* raw = engine.get();
+  auto engine = std::make_unique<test::DeferringEngine>(spec, policy::init_policy(spec, init));
+  test::DeferringEngine* raw = engine.get();
   agent::PpoUpdater ppo(cfg, std::move(engine), 7);
   ppo.set_deferred_steps(deferred);
   Outcome out;
@@ -118,8 +67,8 @@ void check_same(const Outcome& d, const Outcome& p) {
 TEST_CASE("deferred PPO steps equal the per-minibatch flow bit for bit") {
   const policy::PolicySpec spec = test::small_policy_spec();
   Rng rng(11);
-  const agent::Rollout good1 = make_rollout(spec, 6, 8, rng);
-  const agent::Rollout good2 = make_rollout(spec, 6, 8, rng);
+  const agent::Rollout good1 = test::random_rollout(spec, 6, 8, rng);
+  const agent::Rollout good2 = test::random_rollout(spec, 6, 8, rng);
   agent::Rollout bad = good2;
   bad.rewards[3 * 8 + 5] = std::numeric_limits<float>::infinity();  // env 5's column only
   agent::AlgoConfig cfg;

@@ -44,27 +44,15 @@ TEST_CASE("loss scale: halves on an overflow, doubles after 2000 clean steps, wi
   CHECK(top.value() == 65536.0f);
 }
 
-agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& rng) {
-  agent::Rollout r;
-  r.resize(T, N, spec.obs_dim, 1, spec.state_size());
-  for (auto& v : r.obs) v = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& v : r.actions) v = static_cast<float>(rng.uniform_int(2));
-  for (auto& v : r.log_probs) v = static_cast<float>(-0.69 + rng.uniform(-0.3, 0.3));
-  for (auto& v : r.rewards) v = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& v : r.values) v = static_cast<float>(rng.uniform(-0.5, 0.5));
-  r.episode_start[0] = 1;
-  return r;
-}
-
 // The host engine with 16-bit gradients as the CUDA engine has them under device.cudnn_data:
 // fp16: every minibatch's gradient norm overflows to infinity while the scale is above
-// `overflow_above` (the loss stays finite: the forward is unscaled), and deferred steps skip as
-// the device guard decides.
-class ScalingEngine : public test::WrappedHostEngine {
+// `overflow_above` (the loss stays finite: the forward is unscaled), and its deferred steps
+// tolerate an overflow while the scale is above 1, as the device guard does.
+class ScalingEngine : public test::DeferringEngine {
  public:
   ScalingEngine(const policy::PolicySpec& spec, const policy::TensorMap& weights,
                 float overflow_above)
-      : WrappedHostEngine(spec, weights), overflow_above_(overflow_above) {}
+      : DeferringEngine(spec, weights), overflow_above_(overflow_above) {}
 
   bool scales_gradients() const override { return true; }
   void set_gradient_scale(float scale) override {
@@ -73,40 +61,20 @@ class ScalingEngine : public test::WrappedHostEngine {
   }
   agent::MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
                                  bool normalize) override {
-    agent::MinibatchResult res = WrappedHostEngine::compute(envs, loss, normalize);
+    agent::MinibatchResult res = DeferringEngine::compute(envs, loss, normalize);
     if (scale_ > overflow_above_) res.grad_norm = std::numeric_limits<double>::infinity();
     return res;
   }
 
-  bool defers_steps() const override { return true; }
-  void begin_steps(int /*count*/, double max_grad_norm, double lr, bool stop) override {
-    max_grad_norm_ = max_grad_norm, lr_ = lr, stop_ = stop, stopped_ = false;
-  }
-  void step(std::span<const int> envs, const kernels::PpoLossConfig& loss,
-            bool normalize) override {
-    const agent::MinibatchResult res = compute(envs, loss, normalize);
-    results_.push_back(res);
-    const bool bad = !std::isfinite(res.loss) || !std::isfinite(res.grad_norm);
-    const bool overflow = bad && scale_ > 1.0f && std::isfinite(res.loss);
-    if (stopped_ || bad) {
-      stopped_ = stopped_ || (bad && stop_ && !overflow);
-      return;
-    }
-    inner().apply(res.grad_norm, max_grad_norm_, lr_);
-  }
-  std::span<const agent::MinibatchResult> end_steps() override {
-    out_ = std::move(results_);
-    results_.clear();
-    return out_;
-  }
-
   std::vector<float> scales;  // every set_gradient_scale, in order
+
+ protected:
+  bool tolerated(const agent::MinibatchResult& res) const override {
+    return scale_ > 1.0f && std::isfinite(res.loss);
+  }
 
  private:
   float overflow_above_, scale_ = 0;
-  double max_grad_norm_ = 0, lr_ = 0;
-  bool stop_ = false, stopped_ = false;
-  std::vector<agent::MinibatchResult> results_, out_;
 };
 
 }  // namespace
@@ -130,7 +98,7 @@ TEST_CASE("PPO with fp16 gradients: overflows skip without stopping and lower th
     // 1024 and 512 overflow: every minibatch skipped, no step, no error, the scale halved.
     for (const float next : {512.0f, 256.0f}) {
       const auto kept = ppo.engine().to_tensors();
-      agent::Rollout r = make_rollout(spec, 4, 4, rng);
+      agent::Rollout r = test::random_rollout(spec, 4, 4, rng);
       const agent::UpdateStats s = ppo.update(r, 0.0, 100);
       CHECK(s.overflows == 4);
       CHECK(s.skipped == 0);
@@ -143,7 +111,7 @@ TEST_CASE("PPO with fp16 gradients: overflows skip without stopping and lower th
 
     // 256 does not: the steps are taken and counted towards the next doubling.
     const auto before = ppo.engine().to_tensors();
-    agent::Rollout r = make_rollout(spec, 4, 4, rng);
+    agent::Rollout r = test::random_rollout(spec, 4, 4, rng);
     const agent::UpdateStats s = ppo.update(r, 0.0, 200);
     CHECK(s.overflows == 0);
     CHECK(s.minibatches == 4);
@@ -167,12 +135,12 @@ TEST_CASE("PPO with fp16 gradients: at a scale of 1 a non-finite gradient stops 
     ppo.set_deferred_steps(deferred);
     // 1024 -> 1 in ten halvings, each update's minibatches skipped as overflows.
     for (int i = 0; i < 10; ++i) {
-      agent::Rollout r = make_rollout(spec, 4, 4, rng);
+      agent::Rollout r = test::random_rollout(spec, 4, 4, rng);
       CHECK(ppo.update(r, 0.0, 100 * (i + 1)).overflows == 2);
     }
     REQUIRE(ppo.loss_scale()->value() == 1.0f);
     const auto kept = ppo.engine().to_tensors();
-    agent::Rollout r = make_rollout(spec, 4, 4, rng);
+    agent::Rollout r = test::random_rollout(spec, 4, 4, rng);
     CHECK_THROWS_WITH_AS(ppo.update(r, 0.0, 5000),
                          doctest::Contains("the update at env step 5000 (epoch 1 of 1, minibatch "
                                            "1 of 2): the gradient norm is non-finite"),

@@ -228,7 +228,7 @@ void PpoUpdater::average_across_ranks(MinibatchResult& res, float weight) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void PpoUpdater::adapt_loss_scale(UpdateStats& stats, int64_t env_steps) {
+void PpoUpdater::adapt_loss_scale(const UpdateStats& stats, int64_t env_steps) {
   const float before = loss_scale_->value();
   if (loss_scale_->after_update(stats.overflows, stats.minibatches)) {
     engine_->set_gradient_scale(loss_scale_->value());
@@ -242,7 +242,6 @@ void PpoUpdater::adapt_loss_scale(UpdateStats& stats, int64_t env_steps) {
       spdlog::debug("device.cudnn_data fp16: {} steps without overflow; the loss scale is now {}",
                     LossScale::kGrowthSteps, loss_scale_->value());
   }
-  stats.loss_scale = loss_scale_->value();
 }
 
 // algo.on_nonfinite: skip. A bad rollout is bad in every epoch, so the streak that ends the run

@@ -33,9 +33,8 @@ struct UpdateStats {
   double explained_variance = 0, grad_norm = 0, learning_rate = 0;
   int minibatches = 0, skipped = 0, epochs_run = 0;
   // fp16 gradients (PpoEngine::scales_gradients): minibatches skipped for overflowing the loss
-  // scale (not counted in `skipped`), and the scale the next update runs with (0 without one).
+  // scale (not counted in `skipped`); the scale itself is PpoUpdater::loss_scale().
   int overflows = 0;
-  float loss_scale = 0;
 };
 
 class PpoUpdater {
@@ -83,7 +82,7 @@ class PpoUpdater {
   void average_across_ranks(MinibatchResult& res, float weight);
   void count_nonfinite_streak(const UpdateStats& stats, const std::string& first_skip);
   void check_weights_finite(int64_t env_steps) const;
-  void adapt_loss_scale(UpdateStats& stats, int64_t env_steps);
+  void adapt_loss_scale(const UpdateStats& stats, int64_t env_steps);
 
   AlgoConfig cfg_;
   std::unique_ptr<PpoEngine> engine_;

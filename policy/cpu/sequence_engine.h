@@ -5,12 +5,17 @@
 // IS the canonical layout and conversion is a copy.
 //
 // Per layer, forward is: one GEMM for the input projection of all T*B rows
-//   A_x (T*B, G*H) = X (T*B, in) W_ih^T + b_ih
-// then per step one GEMM for the recurrent projection
-//   A_h (B, G*H) = h_prev (B, H) W_hh^T + b_hh
+//   A_x (T*B, G*H) = X (T*B, in) W_ih^T + b_ih (+ b_hh)
+// then per step one GEMM that adds the recurrent projection into step t's rows of A_x
+//   A_x[t] += h_prev (B, H) W_hh^T
 // and one fused elementwise pass for the gates (equations in core_spec.h). Backward mirrors it:
 // per step one GEMM for dh_prev, and after the time loop one GEMM each for dW_hh, dW_ih and the
-// input gradient of all T*B rows.
+// input gradient of all T*B rows. The pre-activation gradients of both projections are then one
+// buffer. Accumulating into A_x rather than into a buffer of its own saves, per step, a write and
+// two reads of B x G*H floats, and backward one (T*B, G*H) buffer: at large B x T the gate buffers
+// outgrow the caches, and each pass over them goes to memory (docs/PERFORMANCE.md, "The CPU fused
+// layer, memory passes removed"). The GRU keeps its recurrent projection apart (A_h, B x G*H,
+// with b_hh), since r scales R_n h_prev + b_Rn.
 //
 // minGRU has no recurrent projection (no W_hh, no b_hh): per step only the elementwise scan
 // h = h_prev + z (h~ - h_prev) forward and its transpose backward, vectorized over B x H. The
@@ -60,6 +65,7 @@ class SequenceEngine {
   using MapM = Eigen::Map<Mat>;
   using CMapM = Eigen::Map<const Mat>;
   using RowV = Eigen::Matrix<S, 1, Eigen::Dynamic>;
+  using ColMat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 
   explicit SequenceEngine(const CoreSpec& spec) : spec_(spec) {
     spec.validate();
@@ -132,8 +138,10 @@ class SequenceEngine {
         ly.xhat.resize(tb * kNormGroups * H);
         ly.rstd.resize(tb * kNormGroups);
       }
-      if (spec_.cell == CellType::kGru) ly.hn.resize(tb * H);
-      a_h_.resize(static_cast<size_t>(B) * R);
+      if (spec_.cell == CellType::kGru) {
+        ly.hn.resize(tb * H);
+        a_h_.resize(static_cast<size_t>(B) * R);
+      }
 
       const Offsets& o = offsets_[static_cast<size_t>(k)];
       CMapM w_ih(params_.data() + o.w_ih, G * H, in);
@@ -141,10 +149,16 @@ class SequenceEngine {
       Eigen::Map<const RowV> b_ih(params_.data() + o.b_ih, spec_.bias_rows());
       Eigen::Map<const RowV> b_hh(params_.data() + o.b_hh, spec_.recurrent_bias_rows());
 
-      // Input projection of all T*B rows: one GEMM.
+      // Input projection of all T*B rows: one GEMM. The biases are added step by step below, to
+      // rows the step's GEMM is about to read (a pass over all T*B rows here would stream the
+      // whole buffer through memory once more); where the gates add the recurrent projection as
+      // it is, its bias joins b_ih and the step's GEMM accumulates into the gates themselves.
       MapM a_x(ly.gates.data(), static_cast<Eigen::Index>(tb), G * H);
       a_x.noalias() = CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in) * w_ih.transpose();
-      if (biased) a_x.rowwise() += b_ih;
+      if (biased) {
+        bias_ = b_ih;
+        if (direct_recurrent()) bias_ += b_hh;
+      }
 
       for (int t = 0; t < T; ++t) {
         const size_t row0 = static_cast<size_t>(t) * B;
@@ -159,12 +173,19 @@ class SequenceEngine {
           if (lstm)
             src_c = t == 0 ? initial_state + static_cast<size_t>(b) * ss + (L + k) * H
                            : ly.c.data() + (row0 - B + b) * H;
-          for (int j = 0; j < H; ++j) {
-            hp[b * H + j] = reset ? S(0) : src_h[j];
-            if (lstm) cp[b * H + j] = reset ? S(0) : src_c[j];
+          if (reset) {
+            std::fill_n(hp + b * H, H, S(0));
+            if (lstm) std::fill_n(cp + b * H, H, S(0));
+          } else {
+            std::copy_n(src_h, H, hp + b * H);
+            if (lstm) std::copy_n(src_c, H, cp + b * H);
           }
         }
-        if (recurrent) {
+        MapM a_t(ly.gates.data() + row0 * G * H, B, G * H);
+        if (biased) a_t.rowwise() += bias_;
+        if (direct_recurrent()) {
+          a_t.noalias() += CMapM(hp, B, H) * w_hh.transpose();
+        } else if (recurrent) {  // GRU: R_n h_prev + b_Rn is needed apart (it is scaled by r)
           MapM a_h(a_h_.data(), B, R);
           a_h.noalias() = CMapM(hp, B, H) * w_hh.transpose();
           if (biased) a_h.rowwise() += b_hh;
@@ -223,45 +244,58 @@ class SequenceEngine {
       Eigen::Map<RowV> gb_hh(grads_.data() + o.b_hh, spec_.recurrent_bias_rows());
 
       da_x_.resize(tb * G * H);
-      da_h_.resize(tb * R);
+      // The recurrent side's pre-activation gradients: a GRU's own, else the input side's.
+      const bool separate = recurrent && !direct_recurrent();
+      if (separate) da_h_.resize(tb * R);
+      S* const da_h = separate ? da_h_.data() : da_x_.data();
       dh_next_.assign(static_cast<size_t>(B) * H, S(0));
       dc_next_.assign(lstm ? static_cast<size_t>(B) * H : 0, S(0));
       dh_prev_.resize(static_cast<size_t>(B) * H);
       if (normed) dnorm_.resize(tb * kNormGroups * H);
       if (highway()) highway_backward(k, ly);  // p's gradient, the skip's; dh_out_ becomes dh
+      if (biased) {
+        bias_grad_.setZero(G * H);
+        if (separate) recurrent_bias_grad_.setZero(R);
+      }
       for (int t = T - 1; t >= 0; --t) {
         const size_t row0 = static_cast<size_t>(t) * B;
         gate_backward(B, k, ly, row0, dh_out_.data() + row0 * H, da_x_.data() + row0 * G * H,
-                      recurrent ? da_h_.data() + row0 * R : nullptr);
+                      separate ? da_h + row0 * R : nullptr);
         // Recurrent side: dh_prev = dA_h W_hh (+ the direct GRU path already in dh_prev_).
         // The weight gradient waits for all steps: one GEMM after the loop, not T thin ones.
         if (recurrent) {
           MapM dh_prev(dh_prev_.data(), B, H);
-          dh_prev.noalias() += CMapM(da_h_.data() + row0 * R, B, R) * w_hh;
+          dh_prev.noalias() += CMapM(da_h + row0 * R, B, R) * w_hh;
+        }
+        // The biases' gradient, summed while the step's rows are still in cache.
+        if (biased) {
+          bias_grad_ += CMapM(da_x_.data() + row0 * G * H, B, G * H).colwise().sum();
+          if (separate) recurrent_bias_grad_ += CMapM(da_h + row0 * R, B, R).colwise().sum();
         }
         // Carry to step t-1, except across a reset (the previous state was replaced by zeros);
         // at t = 0 the carry is the initial state's gradient.
+        if (t == 0 && !d_initial_state) continue;
         for (int b = 0; b < B; ++b) {
           const bool reset = starts_[row0 + b] != 0;
-          for (int j = 0; j < H; ++j) {
-            const S dhp = reset ? S(0) : dh_prev_[b * H + j];
-            const S dcp = lstm && !reset ? dc_prev_[b * H + j] : S(0);
-            if (t > 0) {
-              dh_next_[b * H + j] = dhp;
-              if (lstm) dc_next_[b * H + j] = dcp;
-            } else if (d_initial_state) {
-              d_initial_state[static_cast<size_t>(b) * ss + k * H + j] = dhp;
-              if (lstm) d_initial_state[static_cast<size_t>(b) * ss + (L + k) * H + j] = dcp;
-            }
+          S* dst_h = t > 0 ? dh_next_.data() + b * H
+                           : d_initial_state + static_cast<size_t>(b) * ss + k * H;
+          S* dst_c = !lstm   ? nullptr
+                     : t > 0 ? dc_next_.data() + b * H
+                             : d_initial_state + static_cast<size_t>(b) * ss + (L + k) * H;
+          if (reset) {
+            std::fill_n(dst_h, H, S(0));
+            if (lstm) std::fill_n(dst_c, H, S(0));
+          } else {
+            std::copy_n(dh_prev_.data() + b * H, H, dst_h);
+            if (lstm) std::copy_n(dc_prev_.data() + b * H, H, dst_c);
           }
         }
       }
-      // Recurrent weights, all T*B rows at once: dW_hh += dA_h^T h_prev, db_hh += colsum.
+      // Recurrent weights, all T*B rows at once: dW_hh += dA_h^T h_prev.
       if (recurrent) {
-        CMapM da_h_all(da_h_.data(), static_cast<Eigen::Index>(tb), R);
-        gw_hh.noalias() +=
-            da_h_all.transpose() * CMapM(ly.h_prev.data(), static_cast<Eigen::Index>(tb), H);
-        if (biased) gb_hh += da_h_all.colwise().sum();
+        CMapM da_h_all(da_h, static_cast<Eigen::Index>(tb), R);
+        weight_gradient(da_h_all, CMapM(ly.h_prev.data(), static_cast<Eigen::Index>(tb), H),
+                        ly.dw_hh, gw_hh);
       }
       // LayerNorm gains and shifts, all T*B rows at once: dgamma += sum dy * xhat, dbeta += sum dy.
       if (normed) {
@@ -276,9 +310,12 @@ class SequenceEngine {
       }
       // Input side, all T*B rows at once.
       CMapM da_x(da_x_.data(), static_cast<Eigen::Index>(tb), G * H);
-      gw_ih.noalias() +=
-          da_x.transpose() * CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in);
-      if (biased) gb_ih += da_x.colwise().sum();
+      weight_gradient(da_x, CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in), ly.dw_ih,
+                      gw_ih);
+      if (biased) {
+        gb_ih += bias_grad_;
+        if (recurrent) gb_hh += separate ? recurrent_bias_grad_ : bias_grad_;
+      }
       if (k > 0 || dx) {
         din_.resize(tb * in);
         MapM din(din_.data(), static_cast<Eigen::Index>(tb), in);
@@ -307,15 +344,33 @@ class SequenceEngine {
     AlignedVector<S> out;        // minGRU stack: (T*B, H) h + input (k >= 1), or the highway's
     AlignedVector<S> xhat;       // lstm_ln: (T*B, 5H) normalized values before gain (i f g o c)
     AlignedVector<S> rstd;       // lstm_ln: (T*B, 5) 1 / sqrt(var + eps) of each group
+    ColMat dw_ih, dw_hh;         // backward: this call's weight gradients (weight_gradient)
   };
 
   bool residual(int k) const { return k > 0 && has_residual_stack(spec_.cell); }
+  // The gates add the recurrent projection as it is (every recurrent cell but the GRU, whose
+  // R_n h_prev + b_Rn is scaled by r): forward accumulates it into the gates, and backward's
+  // recurrent gradients are the input side's, so one buffer serves both.
+  bool direct_recurrent() const {
+    return spec_.recurrent_rows() > 0 && spec_.cell != CellType::kGru;
+  }
   bool highway() const { return has_highway_stack(spec_.cell); }
   // Layer k's output (the next layer's input): h, or h + input in a residual stack, or the
   // highway's s h + (1 - s) input.
   const AlignedVector<S>& output(int k) const {
     const Layer& ly = layers_[static_cast<size_t>(k)];
     return has_layer_output(spec_.cell, k) ? ly.out : ly.h;
+  }
+
+  // dW += dA^T X over all T*B rows, through a column-major product: there dA (T*B, G*H, the
+  // large operand) is the GEMM's left-hand side, whose packing from this layout is a straight
+  // copy; into the row-major dW it would be the right-hand side, packed 4 floats at a time across
+  // rows (perf, LSTM B 512 H 128: that packing took 12% of forward + backward, this one takes 7%;
+  // backward 8-10% faster at B 16-512). The sum is formed in a column-major buffer kept per layer
+  // (no allocation after the first call) and then added.
+  void weight_gradient(const CMapM& da, const CMapM& x, ColMat& sum, MapM dw) {
+    sum.noalias() = da.transpose() * x;
+    dw += sum;
   }
 
   // The highway's transpose for all T*B rows of layer k, before its scan's backward: with
@@ -344,21 +399,19 @@ class SequenceEngine {
     }
   }
 
-  // One step for B rows at rows [row0, row0 + B) of the layer's buffers: gates holds the input
-  // projection (with b_ih) and becomes the activations; a_h_ holds the recurrent projection
-  // (with b_hh); h_prev/c_prev hold the effective previous state.
+  // One step for B rows at rows [row0, row0 + B) of the layer's buffers: gates holds the
+  // pre-activations (both projections and biases; a GRU's: the input side, with a_h_ holding its
+  // recurrent side) and becomes the activations; h_prev/c_prev hold the effective previous state.
   void gate_forward(int B, int k, Layer& ly, size_t row0) {
     namespace gm = gate_math;
     const int H = spec_.hidden, G = spec_.gates();
     MapM a(ly.gates.data() + row0 * G * H, B, G * H);
-    MapM ah(a_h_.data(), B, spec_.recurrent_rows());
     MapM h(ly.h.data() + row0 * H, B, H);
     switch (spec_.cell) {
       case CellType::kLstmLn: {
         const Offsets& o = offsets_[static_cast<size_t>(k)];
         MapM c(ly.c.data() + row0 * H, B, H);
         c = CMapM(ly.c_prev.data() + row0 * H, B, H);
-        a += ah;
         gm::lstm_ln_forward<S>(a, c, h, params_.data() + o.n_w, params_.data() + o.n_b,
                                static_cast<S>(spec_.norm_epsilon),
                                ly.xhat.data() + row0 * kNormGroups * H,
@@ -368,12 +421,12 @@ class SequenceEngine {
       case CellType::kLstm: {
         MapM c(ly.c.data() + row0 * H, B, H);
         c = CMapM(ly.c_prev.data() + row0 * H, B, H);
-        a += ah;
         // tanh(clip(c)) is kept for backward (vectorized here, not one scalar tanh per unit there).
         gm::lstm_forward<S>(a, c, h, static_cast<S>(spec_.cell_clip), ly.tanh_c.data() + row0 * H);
         break;
       }
       case CellType::kGru: {
+        MapM ah(a_h_.data(), B, spec_.recurrent_rows());
         MapM hn(ly.hn.data() + row0 * H, B, H);
         hn = ah.middleCols(2 * H, H);
         a.leftCols(2 * H) += ah.leftCols(2 * H);
@@ -383,7 +436,6 @@ class SequenceEngine {
       }
       case CellType::kRnnTanh:
       case CellType::kRnnRelu:
-        a += ah;
         gm::rnn_forward<S>(a, h, spec_.cell == CellType::kRnnRelu);
         break;
       case CellType::kMinGru:  // no recurrent projection: a_h_ is empty and unused
@@ -398,9 +450,9 @@ class SequenceEngine {
   }
 
   // Backward of one step for B rows. Reads dh_out (B, H) + dh_next_/dc_next_, writes the
-  // pre-activation gradients of the input side da_x (B, G*H) and recurrent side da_h
-  // (B, G*H; null for minGRU, which has none), and the direct parts of dh_prev_ (GRU's z path,
-  // minGRU's (1 - z), else 0) and dc_prev_ (LSTM).
+  // pre-activation gradients of the input side da_x (B, G*H) and, for a GRU, of the recurrent
+  // side da_h (B, G*H; null for the other cells: theirs are da_x, or none), and the direct parts of
+  // dh_prev_ (GRU's z path, minGRU's (1 - z), else 0) and dc_prev_ (LSTM).
   void gate_backward(int B, int k, const Layer& ly, size_t row0, const S* dh_out, S* da_x,
                      S* da_h) {
     const int H = spec_.hidden, G = spec_.gates();
@@ -437,10 +489,10 @@ class SequenceEngine {
             const bool prev_inside = c_prev[j] <= bound && c_prev[j] >= -bound;
             const S c_prev_read = prev_inside ? c_prev[j] : (c_prev[j] > S(0) ? bound : -bound);
             dcp[j] = prev_inside ? dc * f : S(0);
-            dx[j] = dr[j] = dc * g * i * (S(1) - i);
-            dx[H + j] = dr[H + j] = dc * c_prev_read * f * (S(1) - f);
-            dx[2 * H + j] = dr[2 * H + j] = dc * i * (S(1) - g * g);
-            dx[3 * H + j] = dr[3 * H + j] = dh * tc * og * (S(1) - og);
+            dx[j] = dc * g * i * (S(1) - i);
+            dx[H + j] = dc * c_prev_read * f * (S(1) - f);
+            dx[2 * H + j] = dc * i * (S(1) - g * g);
+            dx[3 * H + j] = dh * tc * og * (S(1) - og);
             dhp[j] = S(0);
           }
           break;
@@ -476,7 +528,6 @@ class SequenceEngine {
           }
           for (int q = 0; q < 4; ++q)
             layer_norm_backward(H, dn + q * H, xh + q * H, gain + q * H, rs[q], dx + q * H);
-          std::copy_n(dx, G * H, dr);
           break;
         }
         case CellType::kGru: {
@@ -497,7 +548,7 @@ class SequenceEngine {
         case CellType::kRnnTanh: {
           const S* h = ly.h.data() + so;
           for (int j = 0; j < H; ++j) {
-            dx[j] = dr[j] = (dho[j] + dhn[j]) * (S(1) - h[j] * h[j]);
+            dx[j] = (dho[j] + dhn[j]) * (S(1) - h[j] * h[j]);
             dhp[j] = S(0);
           }
           break;
@@ -505,7 +556,7 @@ class SequenceEngine {
         case CellType::kRnnRelu: {
           const S* h = ly.h.data() + so;
           for (int j = 0; j < H; ++j) {
-            dx[j] = dr[j] = h[j] > S(0) ? dho[j] + dhn[j] : S(0);
+            dx[j] = h[j] > S(0) ? dho[j] + dhn[j] : S(0);
             dhp[j] = S(0);
           }
           break;
@@ -548,8 +599,11 @@ class SequenceEngine {
   int t_ = 0, b_ = 0;
   // Workspaces (grow to the largest (T, B) seen, then reused).
   AlignedVector<S> a_h_, da_x_, da_h_, dh_next_, dc_next_, dh_prev_, dc_prev_, dh_out_, din_;
-  AlignedVector<S> dnorm_;  // lstm_ln: (T*B, 5H) gradients of the LayerNorm outputs
-  AlignedVector<S> dskip_;  // mingru_highway, k >= 1: (T*B, H) d out_{k-1} through the skip
+  AlignedVector<S> dnorm_;    // lstm_ln: (T*B, 5H) gradients of the LayerNorm outputs
+  AlignedVector<S> dskip_;    // mingru_highway, k >= 1: (T*B, H) d out_{k-1} through the skip
+  RowV bias_grad_;            // column sums of the pre-activation gradients: the input side's,
+  RowV recurrent_bias_grad_;  // and a GRU's recurrent side's (the others' is the input side's)
+  RowV bias_;                 // the layer's b_ih, plus b_hh where the recurrent side adds directly
 };
 
 }  // namespace recur::policy

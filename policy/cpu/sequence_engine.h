@@ -37,7 +37,7 @@
 // they are, and the gate pass (gate_math::lstm_ln_forward) normalizes each row's gate blocks and
 // new cell state, keeping the normalized values and 1/sigma per group for backward. Backward
 // applies LayerNorm's transpose per row inside the gate pass and sums the gains' and shifts'
-// gradients over all T*B rows after the time loop.
+// gradients step by step, over the rows the pass has just written.
 //
 // Resets: the effective previous state of step t is zero for slots with episode_start[t] = 1;
 // the engine keeps those effective states, so backward sends no gradient across a reset (and
@@ -251,7 +251,12 @@ class SequenceEngine {
       dh_next_.assign(static_cast<size_t>(B) * H, S(0));
       dc_next_.assign(lstm ? static_cast<size_t>(B) * H : 0, S(0));
       dh_prev_.resize(static_cast<size_t>(B) * H);
-      if (normed) dnorm_.resize(tb * kNormGroups * H);
+      const auto nw = static_cast<Eigen::Index>(kNormGroups * H);
+      if (normed) {
+        dnorm_.resize(static_cast<size_t>(B) * nw);
+        norm_gain_grad_.setZero(nw);
+        norm_shift_grad_.setZero(nw);
+      }
       if (highway()) highway_backward(k, ly);  // p's gradient, the skip's; dh_out_ becomes dh
       if (biased) {
         bias_grad_.setZero(G * H);
@@ -266,6 +271,16 @@ class SequenceEngine {
         if (recurrent) {
           MapM dh_prev(dh_prev_.data(), B, H);
           dh_prev.noalias() += CMapM(da_h + row0 * R, B, R) * w_hh;
+        }
+        // LayerNorm's gains and shifts: dgamma += sum dy * xhat, dbeta += sum dy over the step's
+        // rows.
+        if (normed) {
+          CMapM dn(dnorm_.data(), B, nw);
+          norm_gain_grad_ += (dn.array() * CMapM(ly.xhat.data() + row0 * nw, B, nw).array())
+                                 .matrix()
+                                 .colwise()
+                                 .sum();
+          norm_shift_grad_ += dn.colwise().sum();
         }
         // The biases' gradient, summed while the step's rows are still in cache.
         if (biased) {
@@ -297,16 +312,9 @@ class SequenceEngine {
         weight_gradient(da_h_all, CMapM(ly.h_prev.data(), static_cast<Eigen::Index>(tb), H),
                         ly.dw_hh, gw_hh);
       }
-      // LayerNorm gains and shifts, all T*B rows at once: dgamma += sum dy * xhat, dbeta += sum dy.
       if (normed) {
-        const auto nw = static_cast<Eigen::Index>(kNormGroups * H);
-        CMapM dn(dnorm_.data(), static_cast<Eigen::Index>(tb), nw);
-        Eigen::Map<RowV>(grads_.data() + o.n_w, nw) +=
-            (dn.array() * CMapM(ly.xhat.data(), static_cast<Eigen::Index>(tb), nw).array())
-                .matrix()
-                .colwise()
-                .sum();
-        Eigen::Map<RowV>(grads_.data() + o.n_b, nw) += dn.colwise().sum();
+        Eigen::Map<RowV>(grads_.data() + o.n_w, nw) += norm_gain_grad_;
+        Eigen::Map<RowV>(grads_.data() + o.n_b, nw) += norm_shift_grad_;
       }
       // Input side, all T*B rows at once.
       CMapM da_x(da_x_.data(), static_cast<Eigen::Index>(tb), G * H);
@@ -498,13 +506,13 @@ class SequenceEngine {
           break;
         }
         case CellType::kLstmLn: {
-          // dy of each LayerNorm output (gate blocks i f g o, then c) goes to dnorm_ (the gain and
-          // shift gradients after the loop); each group's input gradient is LayerNorm's
-          // transpose: rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gain.
+          // dy of each LayerNorm output (gate blocks i f g o, then c) goes to dnorm_'s row b (the
+          // gain and shift gradients, summed by the caller); each group's input gradient is
+          // LayerNorm's transpose: rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gain.
           const size_t nrow = (row0 + b) * kNormGroups;
           const S* xh = ly.xhat.data() + nrow * H;
           const S* rs = ly.rstd.data() + nrow;
-          S* dn = dnorm_.data() + nrow * H;
+          S* dn = dnorm_.data() + static_cast<size_t>(b) * kNormGroups * H;
           const S* dcn = dc_next_.data() + o;
           S* dcp = dc_prev_.data() + o;
           const S* tanh_c = ly.tanh_c.data() + so;
@@ -599,7 +607,8 @@ class SequenceEngine {
   int t_ = 0, b_ = 0;
   // Workspaces (grow to the largest (T, B) seen, then reused).
   AlignedVector<S> a_h_, da_x_, da_h_, dh_next_, dc_next_, dh_prev_, dc_prev_, dh_out_, din_;
-  AlignedVector<S> dnorm_;    // lstm_ln: (T*B, 5H) gradients of the LayerNorm outputs
+  AlignedVector<S> dnorm_;  // lstm_ln: (B, 5H) gradients of the step's LayerNorm outputs
+  RowV norm_gain_grad_, norm_shift_grad_;  // lstm_ln: their sums over the steps (5H each)
   AlignedVector<S> dskip_;    // mingru_highway, k >= 1: (T*B, H) d out_{k-1} through the skip
   RowV bias_grad_;            // column sums of the pre-activation gradients: the input side's,
   RowV recurrent_bias_grad_;  // and a GRU's recurrent side's (the others' is the input side's)

@@ -5,9 +5,9 @@
 // IS the canonical layout and conversion is a copy.
 //
 // Per layer, forward is: one GEMM for the input projection of all T*B rows
-//   A_x (T*B, G*H) = X (T*B, in) W_ih^T + b_ih (+ b_hh)
-// then per step one GEMM that adds the recurrent projection into step t's rows of A_x
-//   A_x[t] += h_prev (B, H) W_hh^T
+//   A_x (T*B, G*H) = X (T*B, in) W_ih^T
+// then per step the biases and one GEMM that adds the recurrent projection into step t's rows
+//   A_x[t] += b_ih + b_hh + h_prev (B, H) W_hh^T
 // and one fused elementwise pass for the gates (equations in core_spec.h). Backward mirrors it:
 // per step one GEMM for dh_prev, and after the time loop one GEMM each for dW_hh, dW_ih and the
 // input gradient of all T*B rows. The pre-activation gradients of both projections are then one

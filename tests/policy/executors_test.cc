@@ -92,43 +92,46 @@ void check_gpu_learner_builds(const CoreSpec& spec) {
 }  // namespace
 
 TEST_CASE("step executor and sequence executor equal the double reference") {
-  for (CellType cell : kCells) {
-    for (int layers = 1; layers <= 3; ++layers) {
-      for (float clip : {0.0f, 0.5f}) {
-        if (clip > 0 && cell != CellType::kLstm) continue;
-        CAPTURE(to_string(cell));
-        CAPTURE(layers);
-        CAPTURE(clip);
-        const Problem p = make_problem(cell, layers, clip, 10 + layers);
-        std::vector<double> y_ref, s_ref;
-        reference(p, y_ref, s_ref);
+  // B 2 takes the sequence engine's per-row products, B 5 its GEMMs.
+  for (int B : {2, 5})
+    for (CellType cell : kCells) {
+      for (int layers = 1; layers <= 3; ++layers) {
+        for (float clip : {0.0f, 0.5f}) {
+          if (clip > 0 && cell != CellType::kLstm) continue;
+          CAPTURE(B);
+          CAPTURE(to_string(cell));
+          CAPTURE(layers);
+          CAPTURE(clip);
+          const Problem p = make_problem(cell, layers, clip, 10 + layers, 7, B);
+          std::vector<double> y_ref, s_ref;
+          reference(p, y_ref, s_ref);
 
-        CpuSequenceExecutor seq(p.spec);
-        seq.load(p.w);
-        std::vector<float> y_seq(y_ref.size()), s_seq(p.state0.size());
-        seq.forward(p.T, p.B, p.x, p.starts, p.state0, y_seq, s_seq);
-        CHECK(rel_err(to_d(y_seq), y_ref) < 1e-6);
-        CHECK(rel_err(to_d(s_seq), s_ref) < 1e-6);
+          CpuSequenceExecutor seq(p.spec);
+          seq.load(p.w);
+          std::vector<float> y_seq(y_ref.size()), s_seq(p.state0.size());
+          seq.forward(p.T, p.B, p.x, p.starts, p.state0, y_seq, s_seq);
+          CHECK(rel_err(to_d(y_seq), y_ref) < 1e-6);
+          CHECK(rel_err(to_d(s_seq), s_ref) < 1e-6);
 
-        CpuStepExecutor step(p.spec, p.B);
-        step.load(p.w);
-        step.set_states(p.state0);
-        std::vector<float> y_step(y_ref.size());
-        const size_t xin = static_cast<size_t>(p.B) * p.spec.input;
-        const size_t hout = static_cast<size_t>(p.B) * p.spec.hidden;
-        for (int t = 0; t < p.T; ++t)
-          step.step(std::span(p.x).subspan(t * xin, xin),
-                    std::span(p.starts).subspan(static_cast<size_t>(t) * p.B, p.B),
-                    std::span(y_step).subspan(t * hout, hout));
-        CHECK(rel_err(to_d(y_step), y_ref) < 1e-6);
-        // Step loop == sequence forward (both float32).
-        CHECK(rel_err(to_d(y_step), to_d(y_seq)) < 1e-6);
-        std::vector<float> s_step(p.state0.size());
-        step.get_states(s_step);
-        CHECK(rel_err(to_d(s_step), to_d(s_seq)) < 1e-6);
+          CpuStepExecutor step(p.spec, p.B);
+          step.load(p.w);
+          step.set_states(p.state0);
+          std::vector<float> y_step(y_ref.size());
+          const size_t xin = static_cast<size_t>(p.B) * p.spec.input;
+          const size_t hout = static_cast<size_t>(p.B) * p.spec.hidden;
+          for (int t = 0; t < p.T; ++t)
+            step.step(std::span(p.x).subspan(t * xin, xin),
+                      std::span(p.starts).subspan(static_cast<size_t>(t) * p.B, p.B),
+                      std::span(y_step).subspan(t * hout, hout));
+          CHECK(rel_err(to_d(y_step), y_ref) < 1e-6);
+          // Step loop == sequence forward (both float32).
+          CHECK(rel_err(to_d(y_step), to_d(y_seq)) < 1e-6);
+          std::vector<float> s_step(p.state0.size());
+          step.get_states(s_step);
+          CHECK(rel_err(to_d(s_step), to_d(s_seq)) < 1e-6);
+        }
       }
     }
-  }
 }
 
 TEST_CASE("a sequence with resets equals the same data cut into separate sequences") {
@@ -169,82 +172,86 @@ TEST_CASE("a sequence with resets equals the same data cut into separate sequenc
 }
 
 TEST_CASE("BPTT gradients equal central finite differences in double precision") {
-  for (CellType cell : kCells) {
-    for (int layers : {1, 2}) {
-      for (float clip : {0.0f, 0.3f}) {
-        if (clip > 0 && cell != CellType::kLstm) continue;
-        CAPTURE(to_string(cell));
-        CAPTURE(layers);
-        const Problem p = make_problem(cell, layers, clip, 40 + layers, 6, 3);
-        SequenceEngine<double> eng(p.spec);
-        canonical_to_engine(p.w, eng, eng.params());
-        const auto x = to_d(p.x);
-        const auto s0 = to_d(p.state0);
-        const size_t ny = static_cast<size_t>(p.T) * p.B * p.spec.hidden;
-        recur::Rng rng(5);
-        std::vector<double> dy(ny);
-        for (auto& v : dy) v = rng.uniform(-1, 1);
-        // Loss = sum(dy * y): its gradient is what backward computes from dy.
-        auto loss = [&](const std::vector<double>& xx, const std::vector<double>& ss) {
-          std::vector<double> y(ny);
-          eng.forward(p.T, p.B, xx.data(), p.starts.data(), ss.data(), y.data(), nullptr);
-          double l = 0;
-          for (size_t i = 0; i < ny; ++i) l += dy[i] * y[i];
-          return l;
-        };
-        std::vector<double> y(ny), dx(x.size()), ds(s0.size());
-        eng.forward(p.T, p.B, x.data(), p.starts.data(), s0.data(), y.data(), nullptr);
-        std::fill(eng.grads().begin(), eng.grads().end(), 0.0);
-        eng.backward(dy.data(), dx.data(), ds.data());
-        const std::vector<double> grads(eng.grads().begin(), eng.grads().end());
+  // B 2 takes the engine's per-row products (a matrix-vector product per row), B 3 its GEMMs.
+  for (int B : {2, 3})
+    for (CellType cell : kCells) {
+      for (int layers : {1, 2}) {
+        for (float clip : {0.0f, 0.3f}) {
+          if (clip > 0 && cell != CellType::kLstm) continue;
+          CAPTURE(B);
+          CAPTURE(to_string(cell));
+          CAPTURE(layers);
+          const Problem p = make_problem(cell, layers, clip, 40 + layers, 6, B);
+          SequenceEngine<double> eng(p.spec);
+          canonical_to_engine(p.w, eng, eng.params());
+          const auto x = to_d(p.x);
+          const auto s0 = to_d(p.state0);
+          const size_t ny = static_cast<size_t>(p.T) * p.B * p.spec.hidden;
+          recur::Rng rng(5);
+          std::vector<double> dy(ny);
+          for (auto& v : dy) v = rng.uniform(-1, 1);
+          // Loss = sum(dy * y): its gradient is what backward computes from dy.
+          auto loss = [&](const std::vector<double>& xx, const std::vector<double>& ss) {
+            std::vector<double> y(ny);
+            eng.forward(p.T, p.B, xx.data(), p.starts.data(), ss.data(), y.data(), nullptr);
+            double l = 0;
+            for (size_t i = 0; i < ny; ++i) l += dy[i] * y[i];
+            return l;
+          };
+          std::vector<double> y(ny), dx(x.size()), ds(s0.size());
+          eng.forward(p.T, p.B, x.data(), p.starts.data(), s0.data(), y.data(), nullptr);
+          std::fill(eng.grads().begin(), eng.grads().end(), 0.0);
+          eng.backward(dy.data(), dx.data(), ds.data());
+          const std::vector<double> grads(eng.grads().begin(), eng.grads().end());
 
-        // Central differences, eps 1e-6: truncation error ~1e-12 and rounding ~1e-10 relative to
-        // the loss, far below the 1e-6 tolerance; a wrong term gives errors of order 1.
-        const double eps = 1e-6;
-        std::vector<double> fd(grads.size());
-        for (size_t i = 0; i < grads.size(); ++i) {
-          const double keep = eng.params()[i];
-          eng.params()[i] = keep + eps;
-          const double lp = loss(x, s0);
-          eng.params()[i] = keep - eps;
-          const double lm = loss(x, s0);
-          eng.params()[i] = keep;
-          fd[i] = (lp - lm) / (2 * eps);
-        }
-        CHECK(rel_err(grads, fd) < 1e-6);
-        std::vector<double> fdx(x.size()), fds(s0.size());
-        for (size_t i = 0; i < x.size(); ++i) {
-          auto xp = x, xm = x;
-          xp[i] += eps;
-          xm[i] -= eps;
-          fdx[i] = (loss(xp, s0) - loss(xm, s0)) / (2 * eps);
-        }
-        CHECK(rel_err(dx, fdx) < 1e-6);
-        for (size_t i = 0; i < s0.size(); ++i) {
-          auto sp = s0, sm = s0;
-          sp[i] += eps;
-          sm[i] -= eps;
-          fds[i] = (loss(x, sp) - loss(x, sm)) / (2 * eps);
-        }
-        CHECK(rel_err(ds, fds) < 1e-6);
-        // Slot 1 restarts at t = 0: its initial state gets exactly no gradient.
-        for (int i = 0; i < p.spec.state_size(); ++i) CHECK(ds[p.spec.state_size() + i] == 0.0);
+          // Central differences, eps 1e-6: truncation error ~1e-12 and rounding ~1e-10 relative to
+          // the loss, far below the 1e-6 tolerance; a wrong term gives errors of order 1.
+          const double eps = 1e-6;
+          std::vector<double> fd(grads.size());
+          for (size_t i = 0; i < grads.size(); ++i) {
+            const double keep = eng.params()[i];
+            eng.params()[i] = keep + eps;
+            const double lp = loss(x, s0);
+            eng.params()[i] = keep - eps;
+            const double lm = loss(x, s0);
+            eng.params()[i] = keep;
+            fd[i] = (lp - lm) / (2 * eps);
+          }
+          CHECK(rel_err(grads, fd) < 1e-6);
+          std::vector<double> fdx(x.size()), fds(s0.size());
+          for (size_t i = 0; i < x.size(); ++i) {
+            auto xp = x, xm = x;
+            xp[i] += eps;
+            xm[i] -= eps;
+            fdx[i] = (loss(xp, s0) - loss(xm, s0)) / (2 * eps);
+          }
+          CHECK(rel_err(dx, fdx) < 1e-6);
+          for (size_t i = 0; i < s0.size(); ++i) {
+            auto sp = s0, sm = s0;
+            sp[i] += eps;
+            sm[i] -= eps;
+            fds[i] = (loss(x, sp) - loss(x, sm)) / (2 * eps);
+          }
+          CHECK(rel_err(ds, fds) < 1e-6);
+          // Slot 1 restarts at t = 0: its initial state gets exactly no gradient.
+          for (int i = 0; i < p.spec.state_size(); ++i) CHECK(ds[p.spec.state_size() + i] == 0.0);
 
-        // The float executor's gradients agree with the double engine's (float32 rounding in
-        // forward and backward: ~1e-6 relative, bound 1e-4).
-        CpuSequenceExecutor seq(p.spec);
-        seq.load(p.w);
-        std::vector<float> yf(ny), dyf(dy.begin(), dy.end()), dxf(x.size()), dsf(s0.size());
-        seq.forward(p.T, p.B, p.x, p.starts, p.state0, yf);
-        seq.zero_gradients();
-        seq.backward(dyf, dxf, dsf);
-        std::vector<double> gf(seq.parameter_gradients().begin(), seq.parameter_gradients().end());
-        CHECK(rel_err(gf, grads) < 1e-4);
-        CHECK(rel_err(to_d(dxf), dx) < 1e-4);
-        CHECK(rel_err(to_d(dsf), ds) < 1e-4);
+          // The float executor's gradients agree with the double engine's (float32 rounding in
+          // forward and backward: ~1e-6 relative, bound 1e-4).
+          CpuSequenceExecutor seq(p.spec);
+          seq.load(p.w);
+          std::vector<float> yf(ny), dyf(dy.begin(), dy.end()), dxf(x.size()), dsf(s0.size());
+          seq.forward(p.T, p.B, p.x, p.starts, p.state0, yf);
+          seq.zero_gradients();
+          seq.backward(dyf, dxf, dsf);
+          std::vector<double> gf(seq.parameter_gradients().begin(),
+                                 seq.parameter_gradients().end());
+          CHECK(rel_err(gf, grads) < 1e-4);
+          CHECK(rel_err(to_d(dxf), dx) < 1e-4);
+          CHECK(rel_err(to_d(dsf), ds) < 1e-4);
+        }
       }
     }
-  }
 }
 
 TEST_CASE("resets cut the gradient exactly") {

@@ -42,9 +42,12 @@ inline void check_same_stats(const agent::UpdateStats& a, const agent::UpdateSta
 }
 
 // A rollout of small_policy_spec()'s shapes with random observations, actions, log-probs,
-// rewards and values, one episode start at (0, 0).
-inline agent::Rollout random_rollout(const policy::PolicySpec& spec, int T, int N, Rng& rng) {
+// rewards and values, one episode start at (0, 0); state_every > 0 sizes its stored chunk states
+// (left zero) for algo.bptt_steps.
+inline agent::Rollout random_rollout(const policy::PolicySpec& spec, int T, int N, Rng& rng,
+                                     int state_every = 0) {
   agent::Rollout r;
+  r.state_every = state_every;
   r.resize(T, N, spec.obs_dim, 1, spec.state_size());
   for (auto& v : r.obs) v = static_cast<float>(rng.uniform(-1, 1));
   for (auto& v : r.actions) v = static_cast<float>(rng.uniform_int(2));

@@ -27,14 +27,7 @@ namespace {
 // them, non-zero initial states and values after the last step; stored chunk states for
 // algo.bptt_steps = T / 2.
 agent::Rollout make_rollout(const policy::PolicySpec& spec, int T, int N, Rng& rng) {
-  agent::Rollout r;
-  r.state_every = T / 2;
-  r.resize(T, N, spec.obs_dim, 1, spec.state_size());
-  for (auto& v : r.obs) v = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& v : r.actions) v = static_cast<float>(rng.uniform_int(2));
-  for (auto& v : r.log_probs) v = static_cast<float>(-0.69 + rng.uniform(-0.3, 0.3));
-  for (auto& v : r.rewards) v = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& v : r.values) v = static_cast<float>(rng.uniform(-0.5, 0.5));
+  agent::Rollout r = test::random_rollout(spec, T, N, rng, T / 2);
   for (auto& v : r.last_values) v = static_cast<float>(rng.uniform(-0.5, 0.5));
   for (auto& v : r.initial_state) v = static_cast<float>(rng.uniform(-0.3, 0.3));
   for (auto& v : r.chunk_states) v = static_cast<float>(rng.uniform(-0.3, 0.3));

@@ -45,6 +45,12 @@ if(RECUR_WITH_MUJOCO)
   set_target_properties(recur_mujoco PROPERTIES EXPORT_NAME mujoco)
   install(TARGETS recur_mujoco EXPORT recurTargets)
 endif()
+if(RECUR_WITH_XSMM)
+  # LIBXSMM's static archives by absolute path (Debian's libxsmm-dev has no CMake package):
+  # recur_policy is static, so a program that links it links them too.
+  set_target_properties(recur_xsmm PROPERTIES EXPORT_NAME xsmm)
+  install(TARGETS recur_xsmm EXPORT recurTargets)
+endif()
 install(EXPORT recurTargets NAMESPACE recur:: DESTINATION ${RECUR_INSTALL_CMAKEDIR})
 
 # The public headers (docs/LIBRARY.md): envs, the registry and VectorEnv; the policy actor and

@@ -2,8 +2,14 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "policy/eigen.h"
+
+#if RECUR_WITH_XSMM
+#include <libxsmm.h>
+#endif
 
 namespace recur::policy {
 namespace {
@@ -32,6 +38,45 @@ void tiled_accumulate(const OpA& op_a, const OpB& op_b, MatrixMap c) {
   }
 }
 
+#if RECUR_WITH_XSMM
+// LIBXSMM multiplies column-major: C' (M, N) = A' (M, K) op(B') (K, N) [+ C']. Row-major C (m, n)
+// is column-major C^T, and C^T = op(B)^T op(A)^T, so M = n, N = m, K = k, A' is b as stored and
+// B' is a: a row-major (m, k) is column-major (k, m), B' itself; a stored (k, m) for trans_a is
+// B' transposed, which LIBXSMM's generated kernels take (LIBXSMM_GEMM_FLAG_TRANS_B). They do not
+// take A' transposed, so trans_b is not here: see gemm_transposed_b. The dispatch looks the
+// shape up in LIBXSMM's registry (~14 ns) and generates the kernel on the shape's first call; it
+// returns null where LIBXSMM has no kernel (a CPU it cannot generate code for), and the caller
+// then uses Eigen.
+bool xsmm_gemm(int m, int n, int k, const float* a, bool trans_a, const float* b, int ldb, float* c,
+               int ldc, bool accumulate) {
+  const libxsmm_blasint mm = n, nn = m, kk = k, lda = ldb, ldb_ = trans_a ? m : k, ldc_ = ldc;
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  const int flags = trans_a ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
+  const libxsmm_smmfunction kernel =
+      libxsmm_smmdispatch(mm, nn, kk, &lda, &ldb_, &ldc_, &alpha, &beta, &flags, nullptr);
+  if (kernel == nullptr) return false;
+  kernel(b, a, c);
+  return true;
+}
+
+// C (m, n) [+]= A (m, k) B^T with b stored (n, k): B^T is copied, kGemmMaxPanel floats at a time
+// (a (k, tile) block of columns of C, on the stack as Eigen's packing is), and each block is one
+// NN product. The copy reads each weight once per call, which Eigen's packing also does.
+bool xsmm_gemm_transposed_b(int m, int n, int k, const float* a, const float* b, float* c,
+                            bool accumulate) {
+  const int tile = std::min(n, kGemmMaxPanel / k);
+  if (tile < 16) return false;  // depth over 2048: not worth a copy this narrow
+  alignas(64) float bt[kGemmMaxPanel];
+  for (int j0 = 0; j0 < n; j0 += tile) {
+    const int nt = std::min(tile, n - j0);
+    Eigen::Map<RowMatrix>(bt, k, nt) =
+        ConstMatrixMap(b + static_cast<size_t>(j0) * k, nt, k).transpose();
+    if (!xsmm_gemm(m, nt, k, a, false, bt, nt, c + j0, n, accumulate)) return false;
+  }
+  return true;
+}
+#endif
+
 }  // namespace
 
 void gemm(int m, int n, int k, std::span<const float> a, Transpose trans_a,
@@ -42,15 +87,32 @@ void gemm(int m, int n, int k, std::span<const float> a, Transpose trans_a,
                   "gemm: buffer sizes a {} b {} c {} do not match m {} n {} k {}", a.size(),
                   b.size(), c.size(), m, n, k);
   MatrixMap cm(c.data(), m, n);
+  const bool ta = trans_a == Transpose::kYes, tb = trans_b == Transpose::kYes;
+#if RECUR_WITH_XSMM
+  if (m > 0 && n > 0 && k > 0) {
+    if (!tb && xsmm_gemm(m, n, k, a.data(), ta, b.data(), n, c.data(), n, accumulate)) return;
+    if (tb && !ta && xsmm_gemm_transposed_b(m, n, k, a.data(), b.data(), c.data(), accumulate))
+      return;
+  }
+#endif
   if (!accumulate) cm.setZero();
   if (m == 0 || n == 0 || k == 0) return;
-  const bool ta = trans_a == Transpose::kYes, tb = trans_b == Transpose::kYes;
   const ConstMatrixMap am(a.data(), ta ? k : m, ta ? m : k);
   const ConstMatrixMap bm(b.data(), tb ? n : k, tb ? k : n);
   if (!ta && !tb) tiled_accumulate(am, bm, cm);
   if (!ta && tb) tiled_accumulate(am, bm.transpose(), cm);
   if (ta && !tb) tiled_accumulate(am.transpose(), bm, cm);
   if (ta && tb) tiled_accumulate(am.transpose(), bm.transpose(), cm);
+}
+
+std::string gemm_backend() {
+#if RECUR_WITH_XSMM
+  return fmt::format("LIBXSMM {}.{} (JIT for {})", LIBXSMM_VERSION_MAJOR, LIBXSMM_VERSION_MINOR,
+                     libxsmm_get_target_arch());
+#else
+  return fmt::format("Eigen {}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+                     EIGEN_MINOR_VERSION);
+#endif
 }
 
 }  // namespace recur::policy

@@ -12,6 +12,7 @@ packages=(
   libcairo2-dev libhdf5-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
   libprotobuf-dev protobuf-compiler libboost-dev libssl-dev
   libopenmpi-dev openmpi-bin libonnx-dev
+  libxsmm-dev # small matrix products without packing (cmake/RecurXsmm.cmake)
   clang libclang-rt-14-dev # libFuzzer for tools/fuzz/run.sh (Debian 12's clang is clang 14)
 )
 

@@ -137,9 +137,11 @@ void CpuStepExecutor::step_impl(std::span<const float> x, std::span<const uint8_
       if (width > in) std::copy_n(hk + static_cast<size_t>(b) * H, H, row + in);
     }
     const Layer& l = layers_[static_cast<size_t>(k)];
+    const auto b_rows = static_cast<size_t>(B), w_rows = static_cast<size_t>(width);
+    gemm(B, C, width, {xh_.data(), b_rows * w_rows}, Transpose::kNo,
+         {l.w.data(), w_rows * static_cast<size_t>(C)}, Transpose::kNo,
+         {gates_.data(), b_rows * static_cast<size_t>(C)}, /*accumulate=*/false);
     Eigen::Map<Mat> gates(gates_.data(), B, C);
-    gates.noalias() =
-        Eigen::Map<const Mat>(xh_.data(), B, width) * Eigen::Map<const Mat>(l.w.data(), width, C);
     if (has_gate_biases(spec().cell))
       gates.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(l.bias.data(), C);
     Eigen::Map<Mat> h(hk, B, H);

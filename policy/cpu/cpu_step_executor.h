@@ -2,7 +2,8 @@
 // layer and step, ONE GEMM over the concatenated [x, h] rows and ONE fused elementwise pass
 // (bias, activations, cell update, clip); episode-start resets are a mask applied before the
 // step. Weights and the state of all B slots stay inside across calls; a step allocates nothing
-// (the GEMM is tiled so that Eigen's packing buffers stay on the stack).
+// (the GEMM is policy::gemm: LIBXSMM's kernel for the shape, generated on the first step, or
+// Eigen tiled so that its packing buffers stay on the stack).
 //
 // Internal layout per layer: W (in_k + H, C) row-major, so that gates (B, C) = [x, h] (B, in_k+H)
 // * W. Columns: LSTM/RNN C = G*H, gate blocks in canonical order, rows [W_ih^T ; W_hh^T]. GRU

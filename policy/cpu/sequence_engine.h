@@ -49,12 +49,14 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "policy/aligned.h"
 #include "policy/core_spec.h"
 #include "policy/cpu/gate_math.h"
 #include "policy/eigen.h"
+#include "policy/gemm.h"
 
 namespace recur::policy {
 
@@ -144,17 +146,19 @@ class SequenceEngine {
       }
 
       const Offsets& o = offsets_[static_cast<size_t>(k)];
-      CMapM w_ih(params_.data() + o.w_ih, G * H, in);
-      CMapM w_hh(params_.data() + o.w_hh, R, H);
       Eigen::Map<const RowV> b_ih(params_.data() + o.b_ih, spec_.bias_rows());
       Eigen::Map<const RowV> b_hh(params_.data() + o.b_hh, spec_.recurrent_bias_rows());
+      // The weights transposed, (in, G*H) and (H, R), once per call: every forward product then
+      // reads its right-hand side as stored (see product()).
+      transpose_into(params_.data() + o.w_ih, G * H, in, ly.w_ih_t);
+      transpose_into(params_.data() + o.w_hh, R, H, ly.w_hh_t);
 
       // Input projection of all T*B rows: one GEMM. The biases are added step by step below, to
       // rows the step's GEMM is about to read (a pass over all T*B rows here would stream the
       // whole buffer through memory once more); where the gates add the recurrent projection as
       // it is, its bias joins b_ih and the step's GEMM accumulates into the gates themselves.
-      MapM a_x(ly.gates.data(), static_cast<Eigen::Index>(tb), G * H);
-      a_x.noalias() = CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in) * w_ih.transpose();
+      product(static_cast<int>(tb), in, G * H, ly.input.data(), ly.w_ih_t.data(), ly.gates.data(),
+              false);
       if (biased) {
         bias_ = b_ih;
         if (direct_recurrent()) bias_ += b_hh;
@@ -184,12 +188,10 @@ class SequenceEngine {
         MapM a_t(ly.gates.data() + row0 * G * H, B, G * H);
         if (biased) a_t.rowwise() += bias_;
         if (direct_recurrent()) {
-          add_product(CMapM(hp, B, H), w_hh.transpose(), a_t);
+          product(B, H, R, hp, ly.w_hh_t.data(), a_t.data(), true);
         } else if (recurrent) {  // GRU: R_n h_prev + b_Rn is needed apart (it is scaled by r)
-          MapM a_h(a_h_.data(), B, R);
-          a_h.setZero();
-          add_product(CMapM(hp, B, H), w_hh.transpose(), a_h);
-          if (biased) a_h.rowwise() += b_hh;
+          product(B, H, R, hp, ly.w_hh_t.data(), a_h_.data(), false);
+          if (biased) MapM(a_h_.data(), B, R).rowwise() += b_hh;
         }
         gate_forward(B, k, ly, row0);
       }
@@ -237,10 +239,8 @@ class SequenceEngine {
       Layer& ly = layers_[static_cast<size_t>(k)];
       const int in = spec_.layer_input(k);
       const Offsets& o = offsets_[static_cast<size_t>(k)];
-      CMapM w_ih(params_.data() + o.w_ih, G * H, in);
-      CMapM w_hh(params_.data() + o.w_hh, R, H);
-      MapM gw_ih(grads_.data() + o.w_ih, G * H, in);
-      MapM gw_hh(grads_.data() + o.w_hh, R, H);
+      const S* w_ih = params_.data() + o.w_ih;
+      const S* w_hh = params_.data() + o.w_hh;
       Eigen::Map<RowV> gb_ih(grads_.data() + o.b_ih, spec_.bias_rows());
       Eigen::Map<RowV> gb_hh(grads_.data() + o.b_hh, spec_.recurrent_bias_rows());
 
@@ -269,10 +269,7 @@ class SequenceEngine {
                       separate ? da_h + row0 * R : nullptr);
         // Recurrent side: dh_prev = dA_h W_hh (+ the direct GRU path already in dh_prev_).
         // The weight gradient waits for all steps: one GEMM after the loop, not T thin ones.
-        if (recurrent) {
-          MapM dh_prev(dh_prev_.data(), B, H);
-          add_product(CMapM(da_h + row0 * R, B, R), w_hh, dh_prev);
-        }
+        if (recurrent) product(B, R, H, da_h + row0 * R, w_hh, dh_prev_.data(), true);
         // LayerNorm's gains and shifts: dgamma += sum dy * xhat, dbeta += sum dy over the step's
         // rows.
         if (normed) {
@@ -308,27 +305,24 @@ class SequenceEngine {
         }
       }
       // Recurrent weights, all T*B rows at once: dW_hh += dA_h^T h_prev.
-      if (recurrent) {
-        CMapM da_h_all(da_h, static_cast<Eigen::Index>(tb), R);
-        weight_gradient(da_h_all, CMapM(ly.h_prev.data(), static_cast<Eigen::Index>(tb), H),
-                        ly.dw_hh, gw_hh);
-      }
+      if (recurrent)
+        weight_gradient(static_cast<int>(tb), R, H, da_h, ly.h_prev.data(), ly.dw_hh,
+                        grads_.data() + o.w_hh);
       if (normed) {
         Eigen::Map<RowV>(grads_.data() + o.n_w, nw) += norm_gain_grad_;
         Eigen::Map<RowV>(grads_.data() + o.n_b, nw) += norm_shift_grad_;
       }
       // Input side, all T*B rows at once.
-      CMapM da_x(da_x_.data(), static_cast<Eigen::Index>(tb), G * H);
-      weight_gradient(da_x, CMapM(ly.input.data(), static_cast<Eigen::Index>(tb), in), ly.dw_ih,
-                      gw_ih);
+      weight_gradient(static_cast<int>(tb), G * H, in, da_x_.data(), ly.input.data(), ly.dw_ih,
+                      grads_.data() + o.w_ih);
       if (biased) {
         gb_ih += bias_grad_;
         if (recurrent) gb_hh += separate ? recurrent_bias_grad_ : bias_grad_;
       }
       if (k > 0 || dx) {
         din_.resize(tb * in);
+        product(static_cast<int>(tb), G * H, in, da_x_.data(), w_ih, din_.data(), false);
         MapM din(din_.data(), static_cast<Eigen::Index>(tb), in);
-        din.noalias() = da_x * w_ih;
         // The skip path of a residual stack: d out_{k-1} gets d out_k unchanged; of a highway,
         // d out_k (1 - s).
         if (residual(k)) din += CMapM(dh_out_.data(), static_cast<Eigen::Index>(tb), H);
@@ -353,7 +347,9 @@ class SequenceEngine {
     AlignedVector<S> out;        // minGRU stack: (T*B, H) h + input (k >= 1), or the highway's
     AlignedVector<S> xhat;       // lstm_ln: (T*B, 5H) normalized values before gain (i f g o c)
     AlignedVector<S> rstd;       // lstm_ln: (T*B, 5) 1 / sqrt(var + eps) of each group
-    ColMat dw_ih, dw_hh;         // backward: this call's weight gradients (weight_gradient)
+    AlignedVector<S> w_ih_t;     // (in, G*H): weight_ih transposed by forward
+    AlignedVector<S> w_hh_t;     // (H, R): weight_hh transposed by forward
+    ColMat dw_ih, dw_hh;         // backward, double: this call's weight gradients
   };
 
   bool residual(int k) const { return k > 0 && has_residual_stack(spec_.cell); }
@@ -371,31 +367,52 @@ class SequenceEngine {
     return has_layer_output(spec_.cell, k) ? ly.out : ly.h;
   }
 
-  // out (B, N) += x (B, K) m (K, N), the per-step products. For B 2 (the LunarLander configs'
-  // minibatches: 32 envs in 16 minibatches), one matrix-vector
-  // product per row: a GEMM packs all of m on every call, which at two rows was a third of the
-  // time (perf). Measured forward + backward at T 128: B 2 1.4x (H 64) and 1.55x (H 128) faster
-  // per row; B 1 level (Eigen already takes a matrix-vector product); B 4 level or slower; B 8
-  // 1.3x slower. So rows are taken one by one below 3.
-  static constexpr Eigen::Index kRowWiseRows = 3;
-  template <typename X, typename M, typename Out>
-  static void add_product(const X& x, const M& m, Out& out) {
-    if (x.rows() < kRowWiseRows) {
-      for (Eigen::Index b = 0; b < x.rows(); ++b) out.row(b).noalias() += x.row(b) * m;
+  // out (rows, n) = or += x (rows, k) m (k, n), all row-major and contiguous: every product of
+  // the engine has its right-hand side as stored (forward's weights transposed once per call).
+  // The float engine goes through policy::gemm, LIBXSMM's generated kernels where the build has
+  // it: they multiply without packing, where Eigen's GEMM packed all of m on every step's call
+  // (at B 4, H 128: 2.4x the step's product; docs/PERFORMANCE.md, "Small products through
+  // LIBXSMM"). The double engine, the float one's reference in the tests, stays on Eigen, with
+  // one matrix-vector product per row below 3 rows (Eigen's GEMM would pack m for two rows).
+  static void product(int rows, int k, int n, const S* x, const S* m, S* out, bool accumulate) {
+    if constexpr (std::is_same_v<S, float>) {
+      const auto r = static_cast<size_t>(rows), kk = static_cast<size_t>(k),
+                 nn = static_cast<size_t>(n);
+      gemm(rows, n, k, {x, r * kk}, Transpose::kNo, {m, kk * nn}, Transpose::kNo, {out, r * nn},
+           accumulate);
     } else {
-      out.noalias() += x * m;
+      MapM o(out, rows, n);
+      const CMapM xm(x, rows, k), mm(m, k, n);
+      if (!accumulate) o.setZero();
+      if (rows < 3) {
+        for (Eigen::Index b = 0; b < rows; ++b) o.row(b).noalias() += xm.row(b) * mm;
+      } else {
+        o.noalias() += xm * mm;
+      }
     }
   }
 
-  // dW += dA^T X over all T*B rows, through a column-major product: there dA (T*B, G*H, the
-  // large operand) is the GEMM's left-hand side, whose packing from this layout is a straight
-  // copy; into the row-major dW it would be the right-hand side, packed 4 floats at a time across
-  // rows (perf, LSTM B 512 H 128: that packing took 12% of forward + backward, this one takes 7%;
-  // backward 8-10% faster at B 16-512). The sum is formed in a column-major buffer kept per layer
-  // (no allocation after the first call) and then added.
-  void weight_gradient(const CMapM& da, const CMapM& x, ColMat& sum, MapM dw) {
-    sum.noalias() = da.transpose() * x;
-    dw += sum;
+  // dst (cols, rows) = src (rows, cols)^T.
+  static void transpose_into(const S* src, int rows, int cols, AlignedVector<S>& dst) {
+    dst.resize(static_cast<size_t>(rows) * cols);
+    MapM(dst.data(), cols, rows) = CMapM(src, rows, cols).transpose();
+  }
+
+  // dW (n, k) += dA^T X over all T*B rows, dA (rows, n) and X (rows, k). Float: policy::gemm with
+  // A transposed (LIBXSMM takes that operand transposed as stored). Double: a column-major product,
+  // where dA (the large operand) is the GEMM's left-hand side, whose packing from this layout is a
+  // straight copy; into the row-major dW it would be the right-hand side, packed 4 values at a time
+  // across rows. The sum is formed in a column-major buffer kept per layer and then added.
+  static void weight_gradient(int rows, int n, int k, const S* da, const S* x, ColMat& sum, S* dw) {
+    if constexpr (std::is_same_v<S, float>) {
+      const auto r = static_cast<size_t>(rows), nn = static_cast<size_t>(n),
+                 kk = static_cast<size_t>(k);
+      gemm(n, k, rows, {da, r * nn}, Transpose::kYes, {x, r * kk}, Transpose::kNo, {dw, nn * kk},
+           true);
+    } else {
+      sum.noalias() = CMapM(da, rows, n).transpose() * CMapM(x, rows, k);
+      MapM(dw, n, k) += sum;
+    }
   }
 
   // The highway's transpose for all T*B rows of layer k, before its scan's backward: with

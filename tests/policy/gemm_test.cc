@@ -57,3 +57,46 @@ TEST_CASE("gemm with zero depth sets or keeps C") {
   gemm(2, 3, 0, {}, Transpose::kNo, {}, Transpose::kNo, c, /*accumulate=*/false);
   for (const float x : c) CHECK(x == 0.0f);
 }
+
+// The products of the engine, the step executor and the heads: few rows (a step's minibatch of 1
+// to 17 sequences) against wide weights, every transpose, accumulating and overwriting. An
+// overwrite must not read C (it is NaN here): LIBXSMM's kernels take beta = 0 for it.
+TEST_CASE("gemm is exact to float rounding on small and thin shapes, and an overwrite ignores C") {
+  recur::Rng rng(12);
+  for (const int m : {1, 2, 3, 4, 5, 8, 17})
+    for (const auto& [n, k] : {std::pair{256, 64}, std::pair{64, 256}, std::pair{7, 136},
+                               std::pair{512, 8}, std::pair{20, 2100}})
+      for (const Transpose ta : {Transpose::kNo, Transpose::kYes})
+        for (const Transpose tb : {Transpose::kNo, Transpose::kYes})
+          for (const bool accumulate : {true, false}) {
+            CAPTURE(m);
+            CAPTURE(n);
+            CAPTURE(k);
+            CAPTURE(static_cast<int>(ta));
+            CAPTURE(static_cast<int>(tb));
+            CAPTURE(accumulate);
+            std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+            for (auto& x : a) x = static_cast<float>(rng.uniform(-1, 1));
+            for (auto& x : b) x = static_cast<float>(rng.uniform(-1, 1));
+            const float start = accumulate ? 0.5f : std::nanf("");
+            std::vector<float> c(static_cast<size_t>(m * n), start);
+            gemm(m, n, k, a, ta, b, tb, c, accumulate);
+            double worst = 0;
+            for (int i = 0; i < m; ++i)
+              for (int j = 0; j < n; ++j) {
+                double ref = accumulate ? 0.5 : 0.0;
+                for (int p = 0; p < k; ++p) {
+                  const float ai = ta == Transpose::kNo ? a[static_cast<size_t>(i * k + p)]
+                                                        : a[static_cast<size_t>(p * m + i)];
+                  const float bj = tb == Transpose::kNo ? b[static_cast<size_t>(p * n + j)]
+                                                        : b[static_cast<size_t>(j * k + p)];
+                  ref += static_cast<double>(ai) * bj;
+                }
+                // NaN compares false: an overwrite that read C fails here.
+                const double err = std::abs(ref - c[static_cast<size_t>(i * n + j)]);
+                worst = std::isnan(err) ? 1e9 : std::max(worst, err);
+              }
+            // Sums of up to 2100 products in [-1, 1]: ~sqrt(2100) = 46, float rounding ~1e-4.
+            CHECK(worst < 2e-4 * std::sqrt(static_cast<double>(k)));
+          }
+}

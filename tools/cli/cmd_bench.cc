@@ -9,6 +9,7 @@
 #include <string>
 
 #include "agent/config/yaml.h"
+#include "policy/gemm.h"
 #include "tools/cli/bench/bench_devices.h"
 #include "tools/cli/bench/bench_envs.h"
 #include "tools/cli/bench/bench_rnn.h"
@@ -52,9 +53,9 @@ void add_rnn_bench(CLI::App& bench, int& exit_code) {
                    r.seq_len, r.us_per_call, r.samples_per_s, r.gflops, r.roofline_fraction);
     } else {
       fmt::print(
-          "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = Eigen GEMMs "
-          "of the step's shapes (one per layer) in this run\n",
-          args->cell, config.input, config.layers);
+          "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = the faster of "
+          "gemm ({}) and gemm-eigen on the step's shapes (one per layer) in this run\n",
+          args->cell, config.input, config.layers, policy::gemm_backend());
       fmt::print("{:<12} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}\n", "mode", "B", "H", "T",
                  "us/call", "samples/s", "GFLOP/s", "roofline");
       for (const auto& r : rows)

@@ -1,5 +1,6 @@
 // `recur bench rnn`: step vs sequence execution of the recurrent core on this machine, with the
-// roofline measured in the same run (Eigen GEMMs of the executor's GEMM shapes, one per layer)
+// roofline measured in the same run (the faster of policy::gemm and Eigen on the executor's GEMM
+// shapes, one per layer)
 // and the vanilla op-by-op cell as the baseline. See docs/PERFORMANCE.md for how to read the table.
 #pragma once
 
@@ -22,7 +23,7 @@ struct RnnBenchConfig {
 };
 
 struct RnnBenchRow {
-  std::string mode;  // "step", "vanilla", "seq-fwd", "seq-fwd+bwd", "gemm"
+  std::string mode;  // "step", "vanilla", "seq-fwd", "seq-fwd+bwd", "gemm", "gemm-eigen"
   int batch = 0, hidden = 0, seq_len = 0;
   double us_per_call = 0;        // one step, or one whole (T, B) sequence
   double samples_per_s = 0;      // timestep-samples per second

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "policy/eigen.h"
+#include "policy/gemm.h"
 
 #ifdef RECUR_WITH_CUDA
 #include <cudnn.h>
@@ -21,6 +22,7 @@ DeviceReport query_devices() {
   DeviceReport r;
   r.eigen_version =
       fmt::format("{}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+  r.cpu_products = gemm_backend();
 #ifdef RECUR_WITH_CUDA
   r.cuda_built = true;
   const auto cuda = kernels::query_cuda();

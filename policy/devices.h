@@ -10,6 +10,7 @@ namespace recur::policy {
 
 struct DeviceReport {
   std::string eigen_version;      // the CPU executors' linear algebra
+  std::string cpu_products;       // what runs their matrix products (policy::gemm_backend())
   bool cuda_built = false;        // compiled with RECUR_WITH_CUDA
   std::string cuda_runtime;       // "13.0", when built with CUDA
   std::string cuda_driver;        // "13.0", or empty without a driver

@@ -7,6 +7,7 @@
 TEST_CASE("device report describes the build and the GPUs") {
   const auto d = recur::policy::query_devices();
   CHECK(d.eigen_version.rfind("3.", 0) == 0);
+  CHECK((d.cpu_products.rfind("LIBXSMM ", 0) == 0 || d.cpu_products.rfind("Eigen 3.", 0) == 0));
 #ifdef RECUR_WITH_CUDA
   CHECK(d.cuda_built);
   CHECK(d.cudnn_version.rfind("9.", 0) == 0);

@@ -10,7 +10,8 @@ void add_info_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("info", "Show build options, library versions and GPUs");
   cmd->callback([&exit_code] {
     const auto d = policy::query_devices();
-    fmt::print("recur 0.1.0\n  cpu: Eigen {}\n", d.eigen_version);
+    fmt::print("recur 0.1.0\n  cpu: Eigen {}, matrix products through {}\n", d.eigen_version,
+               d.cpu_products);
     if (d.cuda_built) {
       fmt::print("  cuda: built (runtime {}, driver {}, cuDNN {})\n", d.cuda_runtime,
                  d.cuda_driver.empty() ? "none" : d.cuda_driver, d.cudnn_version);

@@ -58,6 +58,18 @@
 #include "policy/eigen.h"
 #include "policy/gemm.h"
 
+// Before a loop over one row's H units whose pointers name distinct buffers: tells the compiler
+// that no store of the loop feeds a later iteration's load, which it cannot prove for raw
+// pointers and would otherwise answer with scalar code (perf: the LSTM's backward gate pass ran
+// one float at a time; vectorized, it made forward + backward up to 1.2x faster).
+#if defined(__clang__)
+#define RECUR_INDEPENDENT_ITERATIONS _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define RECUR_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
+#else
+#define RECUR_INDEPENDENT_ITERATIONS
+#endif
+
 namespace recur::policy {
 
 template <typename S>
@@ -432,6 +444,7 @@ class SequenceEngine {
       S* dp = da_x_.data() + r * G * H + 2 * H;
       S* dout = dh_out_.data() + r * H;
       S* dskip = below ? dskip_.data() + r * H : nullptr;
+      RECUR_INDEPENDENT_ITERATIONS
       for (int j = 0; j < H; ++j) {
         const S sj = s[j], d = dout[j];
         dp[j] = d * (h[j] - (below ? in[j] : S(0))) * sj * (S(1) - sj);
@@ -520,6 +533,7 @@ class SequenceEngine {
           const S* c_prev = ly.c_prev.data() + so;
           // Without a clip the bound is infinite: every read passes its gradient.
           const S bound = clip > S(0) ? clip : std::numeric_limits<S>::infinity();
+          RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
             const S i = a[j], f = a[H + j], g = a[2 * H + j], og = a[3 * H + j];
             const S dh = dho[j] + dhn[j];
@@ -551,6 +565,7 @@ class SequenceEngine {
           S* dcp = dc_prev_.data() + o;
           const S* tanh_c = ly.tanh_c.data() + so;
           const S* c_prev = ly.c_prev.data() + so;
+          RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
             const S og = a[3 * H + j], tc = tanh_c[j];
             const S dh = dho[j] + dhn[j];
@@ -559,6 +574,7 @@ class SequenceEngine {
           }
           S* dc_raw = dcp;  // LN_c's input gradient, then scaled by f in place
           layer_norm_backward(H, dn + 4 * H, xh + 4 * H, gain + 4 * H, rs[4], dc_raw);
+          RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
             const S i = a[j], f = a[H + j], g = a[2 * H + j];
             const S dc = dc_raw[j];
@@ -575,6 +591,7 @@ class SequenceEngine {
         case CellType::kGru: {
           const S* hp = ly.h_prev.data() + so;
           const S* hn = ly.hn.data() + so;
+          RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
             const S rg = a[j], z = a[H + j], n = a[2 * H + j];
             const S dh = dho[j] + dhn[j];
@@ -589,6 +606,7 @@ class SequenceEngine {
         }
         case CellType::kRnnTanh: {
           const S* h = ly.h.data() + so;
+          RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
             dx[j] = (dho[j] + dhn[j]) * (S(1) - h[j] * h[j]);
             dhp[j] = S(0);
@@ -597,6 +615,7 @@ class SequenceEngine {
         }
         case CellType::kRnnRelu: {
           const S* h = ly.h.data() + so;
+          RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
             dx[j] = h[j] > S(0) ? dho[j] + dhn[j] : S(0);
             dhp[j] = S(0);
@@ -606,6 +625,7 @@ class SequenceEngine {
         case CellType::kMinGru:           // h = h_prev + z (h~ - h_prev); a = [z | h~]
         case CellType::kMinGruHighway: {  // a = [z | h~ | s]; d p is highway_backward's
           const S* hp = ly.h_prev.data() + so;
+          RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
             const S z = a[j], ht = a[H + j];
             const S dh = dho[j] + dhn[j];
@@ -620,17 +640,16 @@ class SequenceEngine {
   }
 
   // LayerNorm's input gradient for one group of H: dx = rstd * (g - mean(g) - xhat * mean(g xhat))
-  // with g = dy * gain.
+  // with g = dy * gain. The means are Eigen's reductions, which sum in vector lanes: a plain loop
+  // is one chain of dependent float additions (the compiler may not reorder them), and at B 512,
+  // H 64 those chains were most of lstm_ln's backward (perf: 37% of forward + backward in the gate
+  // pass; the rewrite made forward + backward 1.2x faster).
   static void layer_norm_backward(int H, const S* dy, const S* xhat, const S* gain, S rstd, S* dx) {
-    S mean_g = S(0), mean_gx = S(0);
-    for (int j = 0; j < H; ++j) {
-      const S g = dy[j] * gain[j];
-      mean_g += g;
-      mean_gx += g * xhat[j];
-    }
-    mean_g /= S(H);
-    mean_gx /= S(H);
-    for (int j = 0; j < H; ++j) dx[j] = rstd * (dy[j] * gain[j] - mean_g - xhat[j] * mean_gx);
+    using Arr = Eigen::Array<S, Eigen::Dynamic, 1>;
+    const Eigen::Map<const Arr> dyv(dy, H), xv(xhat, H), gv(gain, H);
+    const S mean_g = (dyv * gv).mean();
+    const S mean_gx = (dyv * gv * xv).mean();
+    Eigen::Map<Arr>(dx, H) = rstd * (dyv * gv - mean_g - xv * mean_gx);
   }
 
   CoreSpec spec_;

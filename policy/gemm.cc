@@ -78,7 +78,12 @@ bool xsmm_gemm_transposed_b(int m, int n, int k, const float* a, const float* b,
     const int nt = std::min(tile, n - j0);
     Eigen::Map<RowMatrix>(bt, k, nt) =
         ConstMatrixMap(b + static_cast<size_t>(j0) * k, nt, k).transpose();
-    if (!xsmm_gemm(m, nt, k, a, false, bt, nt, c + j0, n, accumulate)) return false;
+    if (xsmm_gemm(m, nt, k, a, false, bt, nt, c + j0, n, accumulate)) continue;
+    // No kernel for this block's shape (LIBXSMM declined it): Eigen on this block alone, since
+    // the blocks before it are done and must not be summed twice.
+    Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>> block(c + j0, m, nt, Eigen::OuterStride<>(n));
+    if (!accumulate) block.setZero();
+    block.noalias() += ConstMatrixMap(a, m, k) * ConstMatrixMap(bt, k, nt);
   }
   return true;
 }

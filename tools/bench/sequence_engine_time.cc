@@ -6,6 +6,9 @@
 //   g++ -O3 -march=native -ffp-contract=off -std=c++20 -DNDEBUG -I. -I/usr/include/eigen3
 //     tools/bench/sequence_engine_time.cc build/policy/librecur_policy.a
 //     build/core/librecur_core.a -lfmt -lspdlog -o /tmp/seq_time
+// and, where the build has LIBXSMM (`recur info` says so), its archives after recur's:
+//     ... build/core/librecur_core.a /usr/lib/libxsmm.a /usr/lib/libxsmmnoblas.a -lfmt -lspdlog
+//     -ldl -lpthread -o /tmp/seq_time
 //   /tmp/seq_time CELL B H INPUT [T]      e.g. /tmp/seq_time lstm 2 64 8 128
 // To set two versions of the engine side by side, build a second binary with an older header
 // first on the include path (the engine is header-only):

@@ -383,7 +383,7 @@ class SequenceEngine {
   // the engine has its right-hand side as stored (forward's weights transposed once per call).
   // The float engine goes through policy::gemm, LIBXSMM's generated kernels where the build has
   // it: they multiply without packing, where Eigen's GEMM packed all of m on every step's call
-  // (at B 4, H 128: 2.4x the step's product; docs/PERFORMANCE.md, "Small products through
+  // (at B 4, H 128: 3x the step's product; docs/PERFORMANCE.md, "Small products through
   // LIBXSMM"). The double engine, the float one's reference in the tests, stays on Eigen, with
   // one matrix-vector product per row below 3 rows (Eigen's GEMM would pack m for two rows).
   static void product(int rows, int k, int n, const S* x, const S* m, S* out, bool accumulate) {

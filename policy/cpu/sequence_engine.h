@@ -388,10 +388,7 @@ class SequenceEngine {
   // one matrix-vector product per row below 3 rows (Eigen's GEMM would pack m for two rows).
   static void product(int rows, int k, int n, const S* x, const S* m, S* out, bool accumulate) {
     if constexpr (std::is_same_v<S, float>) {
-      const auto r = static_cast<size_t>(rows), kk = static_cast<size_t>(k),
-                 nn = static_cast<size_t>(n);
-      gemm(rows, n, k, {x, r * kk}, Transpose::kNo, {m, kk * nn}, Transpose::kNo, {out, r * nn},
-           accumulate);
+      float_gemm(rows, n, k, x, Transpose::kNo, m, out, accumulate);
     } else {
       MapM o(out, rows, n);
       const CMapM xm(x, rows, k), mm(m, k, n);
@@ -402,6 +399,14 @@ class SequenceEngine {
         o.noalias() += xm * mm;
       }
     }
+  }
+
+  // policy::gemm on contiguous buffers: c (m, n) [+]= op(a) (m, k) b (k, n).
+  static void float_gemm(int m, int n, int k, const float* a, Transpose trans_a, const float* b,
+                         float* c, bool accumulate) {
+    const auto mm = static_cast<size_t>(m), nn = static_cast<size_t>(n),
+               kk = static_cast<size_t>(k);
+    gemm(m, n, k, {a, mm * kk}, trans_a, {b, kk * nn}, Transpose::kNo, {c, mm * nn}, accumulate);
   }
 
   // dst (cols, rows) = src (rows, cols)^T.
@@ -417,10 +422,7 @@ class SequenceEngine {
   // across rows. The sum is formed in a column-major buffer kept per layer and then added.
   static void weight_gradient(int rows, int n, int k, const S* da, const S* x, ColMat& sum, S* dw) {
     if constexpr (std::is_same_v<S, float>) {
-      const auto r = static_cast<size_t>(rows), nn = static_cast<size_t>(n),
-                 kk = static_cast<size_t>(k);
-      gemm(n, k, rows, {da, r * nn}, Transpose::kYes, {x, r * kk}, Transpose::kNo, {dw, nn * kk},
-           true);
+      float_gemm(n, k, rows, da, Transpose::kYes, x, dw, true);
     } else {
       sum.noalias() = CMapM(da, rows, n).transpose() * CMapM(x, rows, k);
       MapM(dw, n, k) += sum;

@@ -184,8 +184,8 @@ TEST_CASE("BPTT gradients equal central finite differences in double precision")
           const Problem p = make_problem(cell, layers, clip, 40 + layers, 6, B);
           SequenceEngine<double> eng(p.spec);
           canonical_to_engine(p.w, eng, eng.params());
-          const auto x = to_d(p.x);
-          const auto s0 = to_d(p.state0);
+          auto x = to_d(p.x);  // perturbed in place by the finite differences below
+          auto s0 = to_d(p.state0);
           const size_t ny = static_cast<size_t>(p.T) * p.B * p.spec.hidden;
           recur::Rng rng(5);
           std::vector<double> dy(ny);
@@ -207,32 +207,24 @@ TEST_CASE("BPTT gradients equal central finite differences in double precision")
           // Central differences, eps 1e-6: truncation error ~1e-12 and rounding ~1e-10 relative to
           // the loss, far below the 1e-6 tolerance; a wrong term gives errors of order 1.
           const double eps = 1e-6;
-          std::vector<double> fd(grads.size());
-          for (size_t i = 0; i < grads.size(); ++i) {
-            const double keep = eng.params()[i];
-            eng.params()[i] = keep + eps;
-            const double lp = loss(x, s0);
-            eng.params()[i] = keep - eps;
-            const double lm = loss(x, s0);
-            eng.params()[i] = keep;
-            fd[i] = (lp - lm) / (2 * eps);
-          }
-          CHECK(rel_err(grads, fd) < 1e-6);
-          std::vector<double> fdx(x.size()), fds(s0.size());
-          for (size_t i = 0; i < x.size(); ++i) {
-            auto xp = x, xm = x;
-            xp[i] += eps;
-            xm[i] -= eps;
-            fdx[i] = (loss(xp, s0) - loss(xm, s0)) / (2 * eps);
-          }
-          CHECK(rel_err(dx, fdx) < 1e-6);
-          for (size_t i = 0; i < s0.size(); ++i) {
-            auto sp = s0, sm = s0;
-            sp[i] += eps;
-            sm[i] -= eps;
-            fds[i] = (loss(x, sp) - loss(x, sm)) / (2 * eps);
-          }
-          CHECK(rel_err(ds, fds) < 1e-6);
+          // The loss's central difference in each entry of v (the weights, x or s0), perturbed in
+          // place and restored.
+          auto central_differences = [&](auto& v) {
+            std::vector<double> fd(v.size());
+            for (size_t i = 0; i < v.size(); ++i) {
+              const double keep = v[i];
+              v[i] = keep + eps;
+              const double lp = loss(x, s0);
+              v[i] = keep - eps;
+              const double lm = loss(x, s0);
+              v[i] = keep;
+              fd[i] = (lp - lm) / (2 * eps);
+            }
+            return fd;
+          };
+          CHECK(rel_err(grads, central_differences(eng.params())) < 1e-6);
+          CHECK(rel_err(dx, central_differences(x)) < 1e-6);
+          CHECK(rel_err(ds, central_differences(s0)) < 1e-6);
           // Slot 1 restarts at t = 0: its initial state gets exactly no gradient.
           for (int i = 0; i < p.spec.state_size(); ++i) CHECK(ds[p.spec.state_size() + i] == 0.0);
 

@@ -36,8 +36,10 @@
 // The layer-norm LSTM (lstm_ln) has no biases: its input and recurrent projections are added as
 // they are, and the gate pass (gate_math::lstm_ln_forward) normalizes each row's gate blocks and
 // new cell state, keeping the normalized values and 1/sigma per group for backward. Backward
-// applies LayerNorm's transpose per row inside the gate pass and sums the gains' and shifts'
-// gradients step by step, over the rows the pass has just written.
+// reads each row's activations, or at large (T, B) recomputes them from those values (cheaper
+// than reading them back from memory; kRecomputeActivationsBytes), applies LayerNorm's transpose
+// per row inside the gate pass and sums the gains' and shifts' gradients step by step, over the
+// rows the pass has just written.
 //
 // Resets: the effective previous state of step t is zero for slots with episode_start[t] = 1;
 // the engine keeps those effective states, so backward sends no gradient across a reset (and
@@ -108,6 +110,16 @@ class SequenceEngine {
     layers_.resize(static_cast<size_t>(spec.layers));
   }
 
+  // lstm_ln: backward recomputes each row's activations from the kept normalized values, instead
+  // of reading the stored ones, when those values take at least this many bytes per layer. There
+  // the stored activations come back from memory, not cache, and reading them costs more than
+  // the activations do; below it the recomputation is the cost (measured on 2 EPYC cores, 2 MB of
+  // L2 each and 32 MB of L3: forward + backward at T 32, H 64, B 512 (21 MB) 1.16x faster with
+  // it, B 256 (10 MB) 1.10x, B 128 (5 MB) level, B 2-64 1.05x slower; docs/PERFORMANCE.md,
+  // "The layer-norm LSTM at large batches"). The tests set 0 to take this path at small sizes.
+  static constexpr size_t kRecomputeActivationsBytes = size_t{8} << 20;
+  void set_recompute_activations_bytes(size_t bytes) { recompute_bytes_ = bytes; }
+
   const CoreSpec& spec() const { return spec_; }
   AlignedVector<S>& params() { return params_; }
   const AlignedVector<S>& params() const { return params_; }
@@ -129,6 +141,8 @@ class SequenceEngine {
     const int ss = spec_.state_size(), R = spec_.recurrent_rows();
     const bool lstm = has_cell_state(spec_.cell), recurrent = R > 0;
     const bool biased = has_gate_biases(spec_.cell), normed = has_layer_norm(spec_.cell);
+    recompute_ =
+        normed && static_cast<size_t>(T) * B * kNormGroups * H * sizeof(S) >= recompute_bytes_;
     for (int k = 0; k < L; ++k) {
       Layer& ly = layers_[static_cast<size_t>(k)];
       const int in = spec_.layer_input(k);
@@ -146,7 +160,7 @@ class SequenceEngine {
       if (lstm) {
         ly.c.resize(tb * H);
         ly.c_prev.resize(tb * H);
-        ly.tanh_c.resize(tb * H);
+        if (!recompute_) ly.tanh_c.resize(tb * H);
       }
       if (normed) {
         ly.xhat.resize(tb * kNormGroups * H);
@@ -354,7 +368,7 @@ class SequenceEngine {
     AlignedVector<S> gates;      // (T*B, G*H): pre-activations, then activations in place
     AlignedVector<S> h, h_prev;  // (T*B, H) output and effective previous h
     AlignedVector<S> c, c_prev;  // LSTM: (T*B, H) raw c and the effective previous raw c
-    AlignedVector<S> tanh_c;     // LSTM: (T*B, H) tanh(clip(c))
+    AlignedVector<S> tanh_c;     // (T*B, H) tanh(clip(c)); lstm_ln's tanh(c') unless recompute_
     AlignedVector<S> hn;         // GRU: (T*B, H) R_n h_prev + b_Rn
     AlignedVector<S> out;        // minGRU stack: (T*B, H) h + input (k >= 1), or the highway's
     AlignedVector<S> xhat;       // lstm_ln: (T*B, 5H) normalized values before gain (i f g o c)
@@ -472,7 +486,8 @@ class SequenceEngine {
         gm::lstm_ln_forward<S>(a, c, h, params_.data() + o.n_w, params_.data() + o.n_b,
                                static_cast<S>(spec_.norm_epsilon),
                                ly.xhat.data() + row0 * kNormGroups * H,
-                               ly.rstd.data() + row0 * kNormGroups, ly.tanh_c.data() + row0 * H);
+                               ly.rstd.data() + row0 * kNormGroups,
+                               recompute_ ? nullptr : ly.tanh_c.data() + row0 * H);
         break;
       }
       case CellType::kLstm: {
@@ -514,8 +529,10 @@ class SequenceEngine {
                      S* da_h) {
     const int H = spec_.hidden, G = spec_.gates();
     const S* gain = params_.data() + offsets_[static_cast<size_t>(k)].n_w;  // lstm_ln only
+    const S* shift = params_.data() + offsets_[static_cast<size_t>(k)].n_b;
     const S clip = static_cast<S>(spec_.cell_clip);
     if (has_cell_state(spec_.cell)) dc_prev_.resize(static_cast<size_t>(B) * H);
+    if (recompute_) act_.resize(static_cast<size_t>(kNormGroups) * H);
     // One loop per cell type (no branch inside the unit loop, so it vectorizes).
     for (int b = 0; b < B; ++b) {
       const S* a = ly.gates.data() + (row0 + b) * G * H;
@@ -565,20 +582,28 @@ class SequenceEngine {
           S* dn = dnorm_.data() + static_cast<size_t>(b) * kNormGroups * H;
           const S* dcn = dc_next_.data() + o;
           S* dcp = dc_prev_.data() + o;
-          const S* tanh_c = ly.tanh_c.data() + so;
           const S* c_prev = ly.c_prev.data() + so;
+          // The row's activations and tanh(c'): stored, or recomputed from the normalized values
+          // (kRecomputeActivationsBytes).
+          const S* act = a;
+          const S* tanh_c = ly.tanh_c.data() + so;
+          if (recompute_) {
+            gate_math::lstm_ln_activations<S>(H, xh, gain, shift, act_.data());
+            act = act_.data();
+            tanh_c = act + 4 * H;
+          }
           RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
-            const S og = a[3 * H + j], tc = tanh_c[j];
+            const S og = act[3 * H + j], tc = tanh_c[j];
             const S dh = dho[j] + dhn[j];
             dn[3 * H + j] = dh * tc * og * (S(1) - og);
             dn[4 * H + j] = dcn[j] + dh * og * (S(1) - tc * tc);  // d c' (the normalized state)
           }
           S* dc_raw = dcp;  // LN_c's input gradient, then scaled by f in place
-          layer_norm_backward(H, dn + 4 * H, xh + 4 * H, gain + 4 * H, rs[4], dc_raw);
+          gate_math::layer_norm_backward<S>(H, dn + 4 * H, xh + 4 * H, gain + 4 * H, rs[4], dc_raw);
           RECUR_INDEPENDENT_ITERATIONS
           for (int j = 0; j < H; ++j) {
-            const S i = a[j], f = a[H + j], g = a[2 * H + j];
+            const S i = act[j], f = act[H + j], g = act[2 * H + j];
             const S dc = dc_raw[j];
             dn[j] = dc * g * i * (S(1) - i);
             dn[H + j] = dc * c_prev[j] * f * (S(1) - f);
@@ -587,7 +612,8 @@ class SequenceEngine {
             dhp[j] = S(0);
           }
           for (int q = 0; q < 4; ++q)
-            layer_norm_backward(H, dn + q * H, xh + q * H, gain + q * H, rs[q], dx + q * H);
+            gate_math::layer_norm_backward<S>(H, dn + q * H, xh + q * H, gain + q * H, rs[q],
+                                              dx + q * H);
           break;
         }
         case CellType::kGru: {
@@ -641,27 +667,17 @@ class SequenceEngine {
     }
   }
 
-  // LayerNorm's input gradient for one group of H: dx = rstd * (g - mean(g) - xhat * mean(g xhat))
-  // with g = dy * gain. The means are Eigen's reductions, which sum in vector lanes: a plain loop
-  // is one chain of dependent float additions (the compiler may not reorder them), and at B 512,
-  // H 64 those chains were most of lstm_ln's backward (perf: 37% of forward + backward in the gate
-  // pass; the rewrite made forward + backward 1.2x faster).
-  static void layer_norm_backward(int H, const S* dy, const S* xhat, const S* gain, S rstd, S* dx) {
-    using Arr = Eigen::Array<S, Eigen::Dynamic, 1>;
-    const Eigen::Map<const Arr> dyv(dy, H), xv(xhat, H), gv(gain, H);
-    const S mean_g = (dyv * gv).mean();
-    const S mean_gx = (dyv * gv * xv).mean();
-    Eigen::Map<Arr>(dx, H) = rstd * (dyv * gv - mean_g - xv * mean_gx);
-  }
-
   CoreSpec spec_;
   std::vector<Offsets> offsets_;
   AlignedVector<S> params_, grads_;
   std::vector<Layer> layers_;
   std::vector<uint8_t> starts_;
   int t_ = 0, b_ = 0;
+  size_t recompute_bytes_ = kRecomputeActivationsBytes;
+  bool recompute_ = false;  // lstm_ln: this forward kept no activations for backward
   // Workspaces (grow to the largest (T, B) seen, then reused).
   AlignedVector<S> a_h_, da_x_, da_h_, dh_next_, dc_next_, dh_prev_, dc_prev_, dh_out_, din_;
+  AlignedVector<S> act_;    // lstm_ln: (5H) one row's activations i f g o and tanh(c')
   AlignedVector<S> dnorm_;  // lstm_ln: (B, 5H) gradients of the step's LayerNorm outputs
   RowV norm_gain_grad_, norm_shift_grad_;  // lstm_ln: their sums over the steps (5H each)
   AlignedVector<S> dskip_;    // mingru_highway, k >= 1: (T*B, H) d out_{k-1} through the skip

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "kernels/learner_math.h"
+#include "policy/lane_sum.h"
 
 namespace recur::agent {
 
@@ -77,9 +78,13 @@ void Adam::load_tensors(const policy::TensorMap& tensors) {
 }
 
 double global_grad_norm(const std::vector<policy::ParamGroup>& groups) {
+  // In vector lanes (policy/lane_sum.h): one chain of dependent double additions over every
+  // parameter was 4% of the main job's wall time.
   double sq = 0;
-  for (const auto& g : groups)
-    for (float x : g.grads) sq += double{x} * x;
+  for (const auto& g : groups) {
+    const float* x = g.grads.data();
+    sq += policy::lane_sum<double>(g.grads.size(), [x](size_t i) { return double{x[i]} * x[i]; });
+  }
   return std::sqrt(sq);
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "policy/eigen.h"
+#include "policy/lane_sum.h"
 
 namespace recur::policy::gate_math {
 
@@ -94,43 +95,16 @@ void highway_forward(View<S> p, CView<S> h, View<S> out, bool below) {
   }
 }
 
-// The sum over j < n of term(j), in kSumLanes independent accumulators (one 512-bit register of
-// lanes) folded at the end. A plain loop's sum is one chain of dependent additions, which the
-// compiler may not reorder (no -ffast-math), and Eigen's reductions of a short dynamic row pay
-// their setup per call: at H 64 the layer-norm LSTM makes ten such sums per row and step
-// (docs/PERFORMANCE.md, "The layer-norm LSTM at large batches"). The lane loop is a fixed-count
-// elementwise loop, which the compiler vectorizes.
-template <typename S>
-inline constexpr int kSumLanes = static_cast<int>(64 / sizeof(S));
-
-template <typename S, typename Term>
-S lane_sum(int n, Term term) {
-  constexpr int L = kSumLanes<S>;
-  alignas(64) S acc[L] = {};
-  int j = 0;
-  for (; j + L <= n; j += L)
-    for (int l = 0; l < L; ++l) acc[l] += term(j + l);
-      // The lanes' own sum: Eigen's fixed-size reduction, in registers (log2(L) vector additions,
-      // not a chain of L scalar ones). GCC 12 reports the deliberately undefined register inside
-      // the AVX-512 intrinsic that reduction uses for double (_mm256_undefined_pd: `__Y = __Y`) as
-      // uninitialized once inlined here, a false positive (GCC bug 105593).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-  S sum = Eigen::Map<const Eigen::Array<S, L, 1>>(acc).sum();
-#pragma GCC diagnostic pop
-  for (; j < n; ++j) sum += term(j);
-  return sum;
-}
-
 // Layer norm of one row v (H values) in place (core_spec.h, LSTM_LN): v = gain * (v - mean) * r +
 // shift with r = 1 / sqrt(var + eps), var the biased variance of the centred values. xhat (H),
 // when given, gets the normalized values before gain and shift, and *rstd gets r (backward needs
 // both).
 template <typename S>
 void layer_norm_row(S* v, int H, const S* gain, const S* shift, S eps, S* xhat, S* rstd) {
-  const S mean = lane_sum<S>(H, [v](int j) { return v[j]; }) / static_cast<S>(H);
+  const auto n = static_cast<size_t>(H);
+  const S mean = policy::lane_sum<S>(n, [v](size_t j) { return v[j]; }) / static_cast<S>(H);
   for (int j = 0; j < H; ++j) v[j] -= mean;
-  const S var = lane_sum<S>(H, [v](int j) { return v[j] * v[j]; }) / static_cast<S>(H);
+  const S var = policy::lane_sum<S>(n, [v](size_t j) { return v[j] * v[j]; }) / static_cast<S>(H);
   const S r = S(1) / std::sqrt(var + eps);
   if (xhat) {
     for (int j = 0; j < H; ++j) {
@@ -147,8 +121,9 @@ void layer_norm_row(S* v, int H, const S* gain, const S* shift, S eps, S* xhat, 
 // g = dy * gain and r = 1 / sqrt(var + eps) of the forward pass.
 template <typename S>
 void layer_norm_backward(int H, const S* dy, const S* xhat, const S* gain, S r, S* dx) {
-  const S sum_g = lane_sum<S>(H, [=](int j) { return dy[j] * gain[j]; });
-  const S sum_gx = lane_sum<S>(H, [=](int j) { return dy[j] * gain[j] * xhat[j]; });
+  const auto n = static_cast<size_t>(H);
+  const S sum_g = policy::lane_sum<S>(n, [=](size_t j) { return dy[j] * gain[j]; });
+  const S sum_gx = policy::lane_sum<S>(n, [=](size_t j) { return dy[j] * gain[j] * xhat[j]; });
   const S mean_g = sum_g / static_cast<S>(H), mean_gx = sum_gx / static_cast<S>(H);
   for (int j = 0; j < H; ++j) dx[j] = r * (dy[j] * gain[j] - mean_g - xhat[j] * mean_gx);
 }

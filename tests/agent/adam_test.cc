@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 using namespace recur;
@@ -37,6 +38,26 @@ TEST_CASE("global gradient norm clipping scales all groups together") {
   CHECK(gb[0] == doctest::Approx(0.8).epsilon(1e-5));
   CHECK(agent::clip_grad_norm(groups, 10.0) == doctest::Approx(1.0).epsilon(1e-5));
   CHECK(ga[0] == doctest::Approx(0.6).epsilon(1e-5));  // under the limit: unchanged
+}
+
+TEST_CASE("the global gradient norm over long groups equals a plain double sum") {
+  // Group sizes around the 8-double lanes of policy/lane_sum.h: tails alone, whole lanes, both.
+  std::vector<std::vector<float>> params, grads;
+  double sq = 0;
+  float v = 0.37f;
+  for (size_t n : {1u, 7u, 8u, 9u, 64u, 1001u}) {
+    params.emplace_back(n, 0.0f);
+    grads.emplace_back(n);
+    for (float& x : grads.back()) {
+      v = std::fmod(v * 7.31f + 0.11f, 2.0f) - 1.0f;  // values in (-1, 1) of both signs
+      x = v;
+      sq += double{x} * x;
+    }
+  }
+  std::vector<policy::ParamGroup> groups;
+  for (size_t i = 0; i < params.size(); ++i)
+    groups.push_back({"g" + std::to_string(i), params[i], grads[i]});
+  CHECK(agent::global_grad_norm(groups) == doctest::Approx(std::sqrt(sq)).epsilon(1e-14));
 }
 
 // A core group in a non-canonical layout (as cuDNN's opaque buffer): moments are saved in

@@ -8,13 +8,13 @@
 
 namespace recur::policy {
 
-// The sum over j < n of term(j), in kSumLanes independent accumulators (one 512-bit register of
-// lanes) folded at the end. A plain loop's sum is one chain of dependent additions, which the
-// compiler may not reorder (no -ffast-math), and Eigen's reductions of a short dynamic row pay
-// their setup per call. At H 64 the layer-norm LSTM makes ten such sums per row and step
-// (docs/PERFORMANCE.md, "The layer-norm LSTM at large batches"); the CPU learner's global gradient
-// norm is one over every parameter per minibatch. The lane loop is a fixed-count elementwise loop,
-// which the compiler vectorizes.
+// The sum over j < n of term(j), in kSumLanes independent accumulators (64 bytes: one AVX-512
+// register, two AVX2 ones) folded at the end. A plain loop's sum is one chain of dependent
+// additions, which the compiler may not reorder (no -ffast-math), and Eigen's reductions of a short
+// dynamic row pay their setup per call. At H 64 the layer-norm LSTM makes ten such sums per row and
+// step (docs/PERFORMANCE.md, "The layer-norm LSTM at large batches"); the CPU learner's global
+// gradient norm is one over every parameter per minibatch. The lane loop is a fixed-count
+// elementwise loop, which the compiler vectorizes.
 template <typename S>
 inline constexpr size_t kSumLanes = 64 / sizeof(S);
 

@@ -49,7 +49,7 @@ TEST_CASE("the global gradient norm over long groups equals a plain double sum")
     params.emplace_back(n, 0.0f);
     grads.emplace_back(n);
     for (float& x : grads.back()) {
-      v = std::fmod(v * 7.31f + 0.11f, 2.0f) - 1.0f;  // values in (-1, 1) of both signs
+      v = std::fmod(v * 7.31f + 0.11f, 2.0f) - 1.0f;  // scattered values of both signs
       x = v;
       sq += double{x} * x;
     }

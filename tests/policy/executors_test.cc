@@ -89,14 +89,14 @@ void check_gpu_learner_builds(const CoreSpec& spec) {
   }
 }
 
-}  // namespace
-
 // lstm_ln runs at H 4 and H 21 as well: its LayerNorm sums go through vector lanes of 16 floats
-// (8 doubles) and a scalar tail (gate_math::lane_sum), and H 4 has the tail alone.
+// (8 doubles) and a scalar tail (policy::lane_sum), and H 4 has the tail alone.
 std::vector<int> hidden_sizes(CellType cell) {
   if (cell == CellType::kLstmLn) return {4, 21};
   return {4};
 }
+
+}  // namespace
 
 TEST_CASE("step executor and sequence executor equal the double reference") {
   // B 2 takes the sequence engine's per-row products, B 5 its GEMMs.

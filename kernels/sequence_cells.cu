@@ -14,6 +14,7 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kRowBlock = 128;    // threads per row of the layer-norm kernels (a power of two)
 constexpr int kScanColumns = 32;  // columns per block; kScanChunks (mingru_scan_math.h) rows
+constexpr int kSumColumns = 32, kSumLanes = 32;  // column_sums_kernel's block: columns x row lanes
 
 int grid_for(size_t n) {
   const size_t blocks = (n + kBlock - 1) / kBlock;
@@ -221,16 +222,32 @@ __global__ void __launch_bounds__(kScanColumns* kScanChunks)
                           sa[threadIdx.y][threadIdx.x], a.dzh);
 }
 
-__global__ void column_sums_kernel(const float* __restrict__ a, const float* __restrict__ w,
-                                   int rows, int cols, float* __restrict__ out) {
-  for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += gridDim.x * blockDim.x) {
-    double s = 0.0;
-    for (int r = 0; r < rows; ++r) {
-      const size_t i = static_cast<size_t>(r) * cols + j;
+// blockDim (kSumColumns, kSumLanes): thread (x, y) sums rows y, y + kSumLanes, ... of column
+// blockIdx.x * kSumColumns + x in double, then the lanes fold in a fixed tree: the order depends on
+// (rows, cols) alone, so two runs agree bitwise. A warp reads 32 neighbouring columns of one row
+// (coalesced), and each block keeps 32 warps' loads in flight. The first version ran one thread per
+// column: 640 columns (the layer-norm LSTM's 5H at H 128) filled 3 of the H200's 132 SMs and
+// minGRU's 256 one, and at T 32 x B 1024 their backward took 8x and 11x their forward, which
+// those sums account for (docs/PERFORMANCE.md, 2026-11-30; this version not yet run on a GPU).
+__global__ void __launch_bounds__(kSumColumns* kSumLanes)
+    column_sums_kernel(const float* __restrict__ a, const float* __restrict__ w, int rows, int cols,
+                       float* __restrict__ out) {
+  __shared__ double partial[kSumLanes][kSumColumns + 1];  // + 1: no bank conflicts on the fold
+  const int col = blockIdx.x * kSumColumns + static_cast<int>(threadIdx.x);
+  double s = 0.0;
+  if (col < cols)
+    for (int r = static_cast<int>(threadIdx.y); r < rows; r += kSumLanes) {
+      const size_t i = static_cast<size_t>(r) * cols + col;
       s += w ? static_cast<double>(a[i]) * static_cast<double>(w[i]) : static_cast<double>(a[i]);
     }
-    out[j] += static_cast<float>(s);
+  partial[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  for (int half = kSumLanes / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.y) < half)
+      partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + half][threadIdx.x];
+    __syncthreads();
   }
+  if (threadIdx.y == 0 && col < cols) out[col] += static_cast<float>(partial[0][threadIdx.x]);
 }
 
 // One thread per (row, unit) of the highway; grid-stride.
@@ -306,8 +323,9 @@ void launch_mingru_scan_grad(const MinGruScanGrad& a, cudaStream_t stream) {
 void launch_column_sums(const float* a, const float* w, int rows, int cols, float* out,
                         cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
-  const int grid = grid_for(static_cast<size_t>(cols));
-  column_sums_kernel<<<grid, kBlock, 0, stream>>>(a, w, rows, cols, out);
+  const dim3 block(kSumColumns, kSumLanes);
+  const int grid = (cols + kSumColumns - 1) / kSumColumns;
+  column_sums_kernel<<<grid, block, 0, stream>>>(a, w, rows, cols, out);
   CUDA_CHECK(cudaGetLastError());
 }
 

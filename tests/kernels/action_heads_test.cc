@@ -203,7 +203,11 @@ TEST_CASE("squashed head kernels equal policy TanhGaussian and TanhDeterministic
         ++checked;
       }
     }
-    if (gaussian) CHECK(checked > B / 4);
+    // Enough rows must be checked for the comparison to mean something. With means in [-2, 2]
+    // and stds up to e, about one row in 8 has all three dimensions away from saturation: 32 of
+    // the 256 on the H200 (2026-11-30), where the first threshold (B / 4) had been a guess made
+    // without a device.
+    if (gaussian) CHECK(checked >= B / 16);
   }
 }
 

@@ -22,6 +22,15 @@ case_bench_devices_cpu() {
   expect_text '(?s)actor,cpu,4,8,1,.*learner,cpu,2,8,4,'
 }
 
+# --start-rate: 0 (whole sequences) runs; outside [0, 1] is refused with the option named.
+case_bench_devices_start_rate() {
+  run_ok recur bench devices --envs 1 --learner-envs 2 --hidden 8 --seq-len 4 --min-seconds 0.01 \
+    --start-rate 0 --no-gpu
+  expect_text 'episode starts 0 per env step'
+  run_fails recur bench devices --start-rate 1.5 --no-gpu
+  expect_text '--start-rate'
+}
+
 # recur bench scan: minGRU's sequential and chunked scans at tiny sizes, T below and above the
 # thread count and B = 1 (split over j); the bench itself fails when the two scans disagree.
 case_bench_scan() {

@@ -194,6 +194,10 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
   cmd->add_option("--seq-len", args->config.seq_len, "Learner sequence length T")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  cmd->add_option("--start-rate", args->config.start_rate,
+                  "Learner rollout's episode starts per env step (0: whole sequences)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--device", args->config.device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
       ->capture_default_str();
@@ -216,8 +220,8 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
       fmt::print(
           "policy: obs {}, encoder [64], LSTM H, separate actor/critic cores, 4 actions; actor = "
           "one act() of B slots, learner = one PPO minibatch of T x B (fwd, loss, bwd, clip, "
-          "Adam)\n",
-          config.obs_dim);
+          "Adam; episode starts {:.3g} per env step)\n",
+          config.obs_dim, config.start_rate);
       fmt::print("{:<8} {:<11} {:>6} {:>5} {:>5} {:>12} {:>14}\n", "role", "device", "B", "H", "T",
                  "us/call", "samples/s");
       for (const auto& r : rows)

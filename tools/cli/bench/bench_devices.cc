@@ -52,12 +52,14 @@ double time_actor(const policy::PolicySpec& spec, int B, const policy::Placement
 }
 
 // One PPO minibatch update (compute + apply) of an engine over a rollout of T steps of B envs
-// with plausible values (2% episode starts, so the cuDNN plan cuts sequences as in training).
+// with plausible values and episode starts at `start_rate` per step (default 2%), so the cuDNN
+// plan cuts sequences as in training; 0 gives B whole sequences, the bare cuDNN rows' shape.
 // Built in place: the engine keeps a pointer to the rollout from begin_update on.
 class LearnerBench {
  public:
   LearnerBench(const policy::PolicySpec& spec, int T, int B, bool cuda,
-               const policy::Placement& placement, const policy::TensorMap& params)
+               const policy::Placement& placement, const policy::TensorMap& params,
+               double start_rate)
       : engine_(cuda ? agent::make_cuda_ppo_engine(spec, placement, 1e-5f)
                      : agent::make_host_ppo_engine(spec, placement, 1e-5f)),
         envs_(static_cast<size_t>(B)) {
@@ -69,7 +71,7 @@ class LearnerBench {
     for (auto& v : r_.log_probs) v = static_cast<float>(-1.4 + rng.uniform(-0.2, 0.2));
     for (auto* a : {&r_.values, &r_.advantages, &r_.returns, &r_.initial_state})
       for (auto& v : *a) v = static_cast<float>(rng.uniform(-1, 1));
-    for (auto& s : r_.episode_start) s = rng.uniform() < 0.02 ? 1 : 0;
+    for (auto& s : r_.episode_start) s = rng.uniform() < start_rate ? 1 : 0;
     engine_->begin_update(r_);
     std::iota(envs_.begin(), envs_.end(), 0);
   }
@@ -103,10 +105,10 @@ class LearnerBench {
 
 double time_learner(const policy::PolicySpec& spec, int T, int B, bool cuda,
                     const policy::Placement& placement, const policy::TensorMap& params,
-                    double min_seconds) {
+                    double start_rate, double min_seconds) {
   // 16 minibatches per timed call: one update of 4 epochs x 4 minibatches.
   constexpr int kMinibatches = 16;
-  LearnerBench bench(spec, T, B, cuda, placement, params);
+  LearnerBench bench(spec, T, B, cuda, placement, params, start_rate);
   return time_per_call(min_seconds, [&] { bench.updates(kMinibatches); }) / kMinibatches;
 }
 
@@ -177,8 +179,9 @@ std::vector<std::pair<std::string, double>> actor_stages(const policy::PolicySpe
 std::vector<std::pair<std::string, double>> learner_stages(const policy::PolicySpec& spec, int T,
                                                            int B,
                                                            const policy::Placement& placement,
-                                                           const policy::TensorMap& params) {
-  LearnerBench bench(spec, T, B, /*cuda=*/true, placement, params);
+                                                           const policy::TensorMap& params,
+                                                           double start_rate) {
+  LearnerBench bench(spec, T, B, /*cuda=*/true, placement, params, start_rate);
   EventClock clock;
   for (int i = 0; i < kStageWarmup + kStageCalls; ++i) {
     if (i == kStageWarmup) bench.engine().set_stage_marker(&clock);
@@ -229,14 +232,15 @@ std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::
       const int T = config.seq_len;
       for (bool on_gpu : {false, true}) {
         if (on_gpu && !gpu) continue;
-        const double s =
-            time_learner(spec, T, B, on_gpu, on_gpu ? cuda : cpu, params, config.min_seconds);
+        const double s = time_learner(spec, T, B, on_gpu, on_gpu ? cuda : cpu, params,
+                                      config.start_rate, config.min_seconds);
         rows.push_back(
             {"learner", on_gpu ? "cuda" : "cpu", B, H, T, 1e6 * s, static_cast<double>(T) * B / s});
       }
 #ifdef RECUR_WITH_CUDA
       if (gpu && config.stages && stages)
-        stages->push_back({"learner", B, H, T, learner_stages(spec, T, B, cuda, params)});
+        stages->push_back(
+            {"learner", B, H, T, learner_stages(spec, T, B, cuda, params, config.start_rate)});
 #endif
     }
   }

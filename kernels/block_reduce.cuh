@@ -36,6 +36,20 @@ __device__ inline double block_sum(double v, double* sh) {
   return total;
 }
 
+// Folds the row lanes of a (kLanes, columns) tile in shared memory in a fixed tree, lane 0 ending
+// with each column's total: the column sums of kernels whose threadIdx.y is a row lane and
+// threadIdx.x a column (kLanes a power of two, = blockDim.y). The caller writes its lane's value
+// and then every thread of the block calls this (it holds barriers).
+template <int kLanes, typename T, int kStride>
+__device__ inline void fold_lanes(T (*partial)[kStride]) {
+  __syncthreads();
+  for (int half = kLanes / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.y) < half)
+      partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + half][threadIdx.x];
+    __syncthreads();
+  }
+}
+
 // Stage 2: for q < quantities, total_q = the sum of partials[q * count + b] over b < count (in a
 // fixed tree); out[q] = total_q, or, when add_to is given, add_to[q] += (float) total_q instead.
 //   partials (quantities, count), out (quantities) or null, add_to (quantities) or null

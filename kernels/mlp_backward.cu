@@ -1,5 +1,6 @@
 // Activation derivative and bias gradient of a Linear layer's backward (see mlp_backward.h).
 #include "core/error.h"
+#include "kernels/block_reduce.cuh"
 #include "kernels/mlp_backward.h"
 
 namespace recur::kernels {
@@ -46,12 +47,7 @@ __global__ void bias_grad_kernel(const float* __restrict__ g, int rows, int n,
     for (int r = static_cast<int>(threadIdx.y); r < rows; r += kBiasLanes)
       sum += g[static_cast<size_t>(r) * n + col];
   partial[threadIdx.y][threadIdx.x] = sum;
-  __syncthreads();
-  for (int half = kBiasLanes / 2; half > 0; half /= 2) {
-    if (static_cast<int>(threadIdx.y) < half)
-      partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + half][threadIdx.x];
-    __syncthreads();
-  }
+  detail::fold_lanes<kBiasLanes>(partial);
   if (threadIdx.y == 0 && col < n) db[col] += partial[0][threadIdx.x];
 }
 

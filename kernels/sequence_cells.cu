@@ -5,6 +5,7 @@
 // by the summation order of reductions and GEMMs alone; expf/tanhf are the accurate library
 // functions.
 #include "core/error.h"
+#include "kernels/block_reduce.cuh"
 #include "kernels/mingru_scan_math.h"
 #include "kernels/sequence_cells.h"
 
@@ -241,12 +242,7 @@ __global__ void __launch_bounds__(kSumColumns* kSumLanes)
       s += w ? static_cast<double>(a[i]) * static_cast<double>(w[i]) : static_cast<double>(a[i]);
     }
   partial[threadIdx.y][threadIdx.x] = s;
-  __syncthreads();
-  for (int half = kSumLanes / 2; half > 0; half /= 2) {
-    if (static_cast<int>(threadIdx.y) < half)
-      partial[threadIdx.y][threadIdx.x] += partial[threadIdx.y + half][threadIdx.x];
-    __syncthreads();
-  }
+  detail::fold_lanes<kSumLanes>(partial);
   if (threadIdx.y == 0 && col < cols) out[col] += static_cast<float>(partial[0][threadIdx.x]);
 }
 

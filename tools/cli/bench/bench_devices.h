@@ -18,9 +18,8 @@ struct DeviceBenchConfig {
   std::vector<int> envs = {1, 16, 64, 256, 1024};  // actor B
   std::vector<int> learner_envs = {16, 64, 256};   // learner B (minibatch envs)
   std::vector<int> hidden = {64, 256};
-  int seq_len = 32;  // learner T
-  double start_rate =
-      0.02;  // learner rollout: episode starts per env step (cuts cuDNN's sequences)
+  int seq_len = 32;          // learner T
+  double start_rate = 0.02;  // learner rollout's episode starts per env step (cut cuDNN's rows)
   int obs_dim = 16;
   int device = 0;
   double min_seconds = 0.2;

@@ -19,7 +19,7 @@ struct DeviceBenchConfig {
   std::vector<int> learner_envs = {16, 64, 256};   // learner B (minibatch envs)
   std::vector<int> hidden = {64, 256};
   int seq_len = 32;          // learner T
-  double start_rate = 0.02;  // learner rollout's episode starts per env step (cut cuDNN's rows)
+  double start_rate = 0.02;  // learner rollout's episode starts per env step (each cuts a sequence)
   int obs_dim = 16;
   int device = 0;
   double min_seconds = 0.2;

@@ -30,6 +30,10 @@ device commands (run tool, carry [".devbundle"], timeout_s 600; logs come back u
 call each, in this order. A session's device time is 15 minutes with the machine's start, so the
 first call is usually the only one: it takes what the open issues wait for first.
 bash tools/gpu/first_call.sh 540   # new GPU cases, cores' and learner's benches, time to 200
+  (2026-11-30 it took 341 s of 530: with `bash tools/gpu/peers_wheels.sh` run here first and
+  carry [".devbundle", ".whl"], a second call at once, while the machine is warm, fits the peers:
+  mkdir -p $OUT/sf $OUT/cl; OUT=$OUT/sf bash tools/gpu/peers.sh 235 sf; OUT=$OUT/cl bash tools/gpu/peers.sh 190 cleanrl
+  then give_back)
 bash tools/gpu/run.sh 540          # correctness: every GPU test case, sanitizer, all device pairs
 bash tools/gpu/speed.sh 540        # speed: recur vs PyTorch side by side, profile, scale
 (peers: bash tools/gpu/peers_wheels.sh here first, then carry [".whl", ".devbundle"])

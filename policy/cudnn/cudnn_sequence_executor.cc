@@ -252,7 +252,7 @@ void CudnnSequenceExecutor::refuse_persist(int max_length, int count, const char
 }
 
 bool CudnnSequenceExecutor::persist_eligible() const {
-  return persist_available_ && plan_.equal_lengths() &&
+  return persist_available_ && (plan_.equal_lengths() || full_length_) &&
          !persist_refused(plan_.max_length, plan_.count);
 }
 
@@ -351,7 +351,7 @@ void CudnnSequenceExecutor::refresh_mirrors() const {
 }
 
 void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t> episode_start,
-                                          std::span<const float> initial_state,
+                                          std::span<const float> initial_state, bool full_length,
                                           const DeviceStateTable* device_states) {
   use_device();
   cudaStream_t st = stream();
@@ -369,9 +369,18 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
   const size_t tb = static_cast<size_t>(T) * B, rows = static_cast<size_t>(M) * N;
   const size_t lnh = static_cast<size_t>(L) * N * H;
 
+  // Cut sub-sequences run on to M where that lets the persistent algorithm take the batch (the
+  // header note: exact for the device path); otherwise cuDNN gets their true lengths.
+  full_length_ =
+      full_length && persist_available_ && !plan_.equal_lengths() && !persist_refused(M, N);
+  if (full_length_)
+    cudnn_lengths_.assign(static_cast<size_t>(N), M);
+  else
+    cudnn_lengths_.assign(plan_.lengths.begin(), plan_.lengths.end());
+
   // Descriptors of this batch's shape: x/y (M, N, in|H) padded, h/c (L, N, H).
-  x_desc_.set_seq_major_padded(M, in, plan_.lengths, data_type_);
-  y_desc_.set_seq_major_padded(M, H, plan_.lengths, data_type_);
+  x_desc_.set_seq_major_padded(M, in, cudnn_lengths_, data_type_);
+  y_desc_.set_seq_major_padded(M, H, cudnn_lengths_, data_type_);
   h_desc_.set_packed_3d(L, N, H, data_type_);
 
   // Device buffers grow to the largest shape seen (no allocation for repeated shapes).
@@ -405,7 +414,7 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
   kernels::PinnedBuffer<int32_t>& pin_index = pin_index_[slot_];
   pin_index.reserve(static_cast<size_t>(N) + tb + rows + state_rows);
   int32_t* idx = pin_index.data();
-  std::copy(plan_.lengths.begin(), plan_.lengths.end(), idx);
+  std::copy(cudnn_lengths_.begin(), cudnn_lengths_.end(), idx);
   std::copy(plan_.padded_row.begin(), plan_.padded_row.end(), idx + N);
   std::copy(plan_.source_row.begin(), plan_.source_row.end(), idx + N + tb);
   d_lengths_.upload({idx, static_cast<size_t>(N)}, st);
@@ -529,7 +538,8 @@ void CudnnSequenceExecutor::forward_impl(int T, int B, std::span<const float> x,
                                          std::span<const uint8_t> episode_start,
                                          std::span<const float> initial_state, std::span<float> y,
                                          std::span<float> final_state) {
-  stage_forward(T, B, episode_start, initial_state);
+  // Cut sub-sequences may run on over their padding unless their final states are asked for.
+  stage_forward(T, B, episode_start, initial_state, /*full_length=*/final_state.empty());
   cudaStream_t st = stream();
   const CoreSpec& s = spec();
   const bool lstm = has_cell_state(s.cell);
@@ -574,7 +584,9 @@ void CudnnSequenceExecutor::forward_device_impl(int T, int B, const float* x,
                                                 std::span<const uint8_t> episode_start,
                                                 std::span<const float> initial_state,
                                                 const DeviceStateTable* table, float* y) {
-  stage_forward(T, B, episode_start, initial_state, table);
+  // No final state and no initial-state gradient leave this path: cut sub-sequences may run on
+  // over their padding (the header note).
+  stage_forward(T, B, episode_start, initial_state, /*full_length=*/true, table);
   run_staged_forward(x, y);
   have_forward_ = true;
 }

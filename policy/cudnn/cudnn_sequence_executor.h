@@ -33,11 +33,23 @@
 // in place from device_gradients() on the same stream.
 //
 // Algorithms: STANDARD always works. With options.algo auto or persist_small_h the executor tries
-// CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H when a batch is eligible (no cut sub-sequences, i.e. all
-// lengths T; H <= 128 for LSTM/GRU, <= 256 for RNN, the backward limits) and falls back to
-// STANDARD, remembered per (T, N) shape, when cuDNN refuses it (a NOT_SUPPORTED or BAD_PARAM
+// CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H when a batch is eligible (all sub-sequences of one length;
+// H <= 128 for LSTM/GRU, <= 256 for RNN, the backward limits) and falls back to STANDARD,
+// remembered per (max_length, N) shape, when cuDNN refuses it (a NOT_SUPPORTED or BAD_PARAM
 // status from the descriptor, size query, forward or backward; a backward refusal re-runs the
 // forward with STANDARD first, since the reserve space belongs to the algorithm).
+//
+// The persistent kernels take no unequal lengths, and a learner's minibatch almost always has an
+// episode start somewhere. So where no final state is asked for (the device path, always; a
+// host-span forward with an empty final_state) and the persistent algorithm may run, cuDNN is
+// told that every sub-sequence runs the full max_length: a cut one runs on past its end over the
+// zero inputs of its padding. That is exact there. Real steps never read later ones, so y is
+// unchanged; the padding's dy is zero and no gradient enters the final state, so every gradient
+// through a padded step is zero and the real steps' backward (dx, the initial-state and weight
+// gradients) is the cut one's (tests/policy/sequence_plan_test.cc runs this very computation on
+// the CPU against resets inside the loop). Only hy and cy of a cut sub-sequence are wrong, and
+// nothing reads them. The price is the padding's rows, max_length x N against T x B; STANDARD
+// keeps the true lengths.
 //
 // Low-precision data (options.data fp16 or bf16, device.cudnn_data): cuDNN runs on 16-bit data
 // with float math (mathPrec FLOAT, CUDNN_TENSOR_OP_MATH), while everything above stays fp32: the
@@ -111,6 +123,8 @@ class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
   // The algorithm of the last forward's results: kStandard or kPersistSmallH (kStandard before
   // any forward, and after a backward that had to re-run the forward with STANDARD).
   RnnAlgo last_algo() const { return last_algo_; }
+  // True when the last forward ran its cut sub-sequences on to max_length (see the header note).
+  bool last_full_length() const { return full_length_; }
   const CudnnSequenceOptions& options() const { return options_; }
 
  private:
@@ -136,8 +150,10 @@ class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
   // hx/cx (host-mirror mode: the weights too); then the staged forward runs from device x into
   // device y, and the staged backward from device dy.
   // Initial states from the host span, or (device_states not null) gathered on the device.
+  // full_length: no final state is wanted, so cut sub-sequences may run on to max_length when
+  // the persistent algorithm may take the batch (see the header note).
   void stage_forward(int T, int B, std::span<const uint8_t> episode_start,
-                     std::span<const float> initial_state,
+                     std::span<const float> initial_state, bool full_length,
                      const DeviceStateTable* device_states = nullptr);
   void run_staged_forward(const float* x, float* y);
   // want_state_grads: the host path's d_initial_state reads dhx, dcx (16-bit data: cast back).
@@ -209,6 +225,10 @@ class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
 
   // The last forward's plan, descriptors and device data (backward needs all of them intact).
   SequencePlan plan_;
+  // The lengths cuDNN is given: plan_.lengths, or max_length for all when full_length_ (the cut
+  // sub-sequences run on over their padding so that the persistent algorithm may take them).
+  std::vector<int32_t> cudnn_lengths_;
+  bool full_length_ = false;
   RnnAlgo last_algo_ = RnnAlgo::kStandard;
   bool have_forward_ = false;
   // cudnnRNNBackwardData overwrites the forward's activations in the reserve space with its own

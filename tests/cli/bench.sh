@@ -31,6 +31,15 @@ case_bench_devices_start_rate() {
   expect_text '--start-rate'
 }
 
+# --cudnn-algo: named in the header; a name cuDNN has no algorithm for is refused with the option.
+case_bench_devices_cudnn_algo() {
+  run_ok recur bench devices --envs 1 --learner-envs 2 --hidden 8 --seq-len 4 --min-seconds 0.01 \
+    --cudnn-algo persist_small_h --no-gpu
+  expect_text 'cuDNN algo persist_small_h\)'
+  run_fails recur bench devices --cudnn-algo persistent --no-gpu
+  expect_text '--cudnn-algo'
+}
+
 # recur bench scan: minGRU's sequential and chunked scans at tiny sizes, T below and above the
 # thread count and B = 1 (split over j); the bench itself fails when the two scans disagree.
 case_bench_scan() {

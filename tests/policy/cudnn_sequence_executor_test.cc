@@ -447,6 +447,67 @@ TEST_CASE("cudnn sequence executor persist_small_h equals standard") {
   }
 }
 
+TEST_CASE(
+    "cudnn sequence executor takes cut batches to persist_small_h when no final state is "
+    "wanted") {
+  if (!recur::test::gpu_or_skip("cudnn persist_small_h on cut batches")) return;
+  for (CellType cell : kCells) {
+    CAPTURE(to_string(cell));
+    // Resets anywhere: sub-sequences of unequal length, which cuDNN's persistent kernels refuse.
+    const Problem p = make_problem(cell, 2, 0, 23, 2);
+    const Outputs cpu = run_cpu(p);
+    const CudnnSequenceOptions options{0, RnnMath::kFma, RnnAlgo::kPersistSmallH};
+
+    // The host span without a final state: the cut sub-sequences run on over their padding.
+    CudnnSequenceExecutor host(p.spec, options);
+    host.load(p.w);
+    Outputs o;
+    o.y.resize(cpu.y.size());
+    o.dx.resize(cpu.dx.size());
+    o.d_state0.resize(cpu.d_state0.size());
+    host.forward(p.T, p.B, p.x, p.starts, p.state0, o.y, {});
+    host.zero_gradients();
+    host.backward(p.dy, o.dx, o.d_state0);
+    o.grads = flatten(host.gradients());
+    const bool persisted = host.last_algo() == RnnAlgo::kPersistSmallH;
+    const std::string line = std::string(to_string(cell)) + ": cut batch, no final state: ran " +
+                             (persisted ? "persist_small_h" : "standard") +
+                             (host.last_full_length() ? ", full length" : ", true lengths");
+    MESSAGE(line);
+    if (persisted) CHECK(host.last_full_length());
+    // Exact where no final state leaves: the CPU executor's resets inside the loop.
+    CHECK(rel_err(o.y, cpu.y) <= kForwardTol);
+    CHECK(rel_err(o.dx, cpu.dx) <= kBackwardTol);
+    CHECK(rel_err(o.d_state0, cpu.d_state0) <= kBackwardTol);
+    CHECK(rel_err(o.grads, cpu.grads) <= kBackwardTol);
+
+    // With the final state asked for, the true lengths (and STANDARD) as before.
+    const Outputs f = run(host, p);
+    CHECK(!host.last_full_length());
+    CHECK(host.last_algo() == RnnAlgo::kStandard);
+    CHECK(rel_err(f.final_state, cpu.final_state) <= kForwardTol);
+
+    // The device path, as the CUDA learner runs it: the host span's bits without a final state.
+    CudnnSequenceExecutor dev(p.spec, options);
+    dev.load(p.w);
+    dev.set_device_resident(true);
+    recur::kernels::DeviceBuffer<float> d_x(p.x.size()), d_y(o.y.size()), d_dy(p.dy.size()),
+        d_dx(o.dx.size());
+    d_x.upload(p.x, dev.stream());
+    d_dy.upload(p.dy, dev.stream());
+    dev.forward_device(p.T, p.B, d_x.data(), p.starts, p.state0, d_y.data());
+    dev.backward_device(d_dy.data(), d_dx.data());
+    std::vector<float> dev_y(o.y.size()), dev_dx(o.dx.size());
+    d_y.download(dev_y, dev.stream());
+    d_dx.download(dev_dx, dev.stream());
+    CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+    CHECK(dev.last_algo() == host.last_algo());
+    CHECK(bitwise_equal(dev_y, o.y));
+    CHECK(bitwise_equal(dev_dx, o.dx));
+    CHECK(bitwise_equal(flatten(dev.gradients()), o.grads));
+  }
+}
+
 #else  // no CUDA in this build
 
 TEST_CASE("cudnn sequence executor is not built without CUDA") {

@@ -249,7 +249,10 @@ Outputs run_original(const Problem& p) {
 }
 
 // What the cuDNN executor does: the padded (max_length, N) batch, no resets, initial states per
-// initial_row; outputs gathered back by padded_row, initial-state gradients by initial_row.
+// initial_row; outputs gathered back by padded_row, initial-state gradients by initial_row. The
+// CPU executor runs every sub-sequence on to max_length over its padding (zero inputs, zero dy),
+// which is what cuDNN runs when it is told full lengths for its persistent algorithm
+// (cudnn_sequence_executor.h): y, dx, the initial-state and weight gradients must still match.
 Outputs run_planned(const Problem& p) {
   const SequencePlan plan = plan_sequences(p.T, p.B, p.starts);
   const int N = plan.count, M = plan.max_length, S = p.spec.state_size();

@@ -198,6 +198,11 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
                   "Learner rollout's episode starts per env step (0: whole sequences)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--cudnn-algo", args->config.cudnn_algo,
+                  "The GPU learner's cuDNN algorithm (device.cudnn_algo; persist_small_h also "
+                  "takes minibatches with episode starts, their cut sequences padded to T)")
+      ->check(CLI::IsMember({"standard", "persist_small_h", "auto"}))
+      ->capture_default_str();
   cmd->add_option("--device", args->config.device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
       ->capture_default_str();
@@ -220,8 +225,8 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
       fmt::print(
           "policy: obs {}, encoder [64], LSTM H, separate actor/critic cores, 4 actions; actor = "
           "one act() of B slots, learner = one PPO minibatch of T x B (fwd, loss, bwd, clip, "
-          "Adam; episode starts {:.3g} per env step)\n",
-          config.obs_dim, config.start_rate);
+          "Adam; episode starts {:.3g} per env step; cuDNN algo {})\n",
+          config.obs_dim, config.start_rate, config.cudnn_algo);
       fmt::print("{:<8} {:<11} {:>6} {:>5} {:>5} {:>12} {:>14}\n", "role", "device", "B", "H", "T",
                  "us/call", "samples/s");
       for (const auto& r : rows)

@@ -14,18 +14,22 @@
 #   info.txt          nvidia-smi, driver, `recur info` (CUDA, cuDNN), lscpu
 #   new-cases.txt     first the cases of kernels changed since that run (the fused lstm_ln/minGRU
 #                     executor, whose column sums were rewritten; the action heads' test
-#                     threshold), then the rest of the cases written without a device; one process
-#                     per case, PASS/FAIL/SKIP
+#                     threshold; cuDNN's persist_small_h on cut batches padded to full length),
+#                     then the rest of the cases written without a device; one process per case,
+#                     PASS/FAIL/SKIP
 #   bench-cores.txt   `recur bench rnn-gpu --cell lstm_ln|mingru|mingru_highway` beside cuDNN's
 #                     LSTM (issue 37's "within 2x": missed at large B before the column sums)
 #   bench-devices.txt the PPO minibatch's stages at B 256 with 2% episode starts and with none
 #                     (issue 36: is the 1.55x over the bare cuDNN forward+backward the cut
-#                     sequences?)
+#                     sequences, run by STANDARD?), then with persist_small_h at 2% and 0.2%
+#                     starts (cut sequences padded to T: the persistent kernels take them)
 #   bench-train.txt   env steps/s of lunar_lander_gpu.yaml (tower streams on), lunar_lander_gpu_fast
-#                     and cartpole_novel_gpu_fast.yaml sync and async, the last also with
-#                     device.cudnn_math tf32 (the CartPole-class 3M goal is learner-bound)
+#                     and cartpole_novel_gpu_fast.yaml sync and async, the fast ones also with
+#                     device.cudnn_algo persist_small_h, CartPole's with device.cudnn_math tf32
+#                     (the CartPole-class 3M goal is learner-bound)
 #   summary.txt       one line per section; then the learning checks on cuda/cuda: the GPU
-#                     config's time to 200 (beside Sample Factory's 62.8 s), the fast config with
+#                     config's time to 200 (beside Sample Factory's 62.8 s), the CartPole-class
+#                     config to 475 with persist_small_h (3.6 s with standard), the fast config with
 #                     tf32 on seeds 0-2 and bf16 on seeds 1-2 (train-*.txt, their eval.csv and
 #                     progress.csv), the cores on the CUDA learner, then the older GPU cases
 #                     (old-cases.txt)
@@ -57,13 +61,14 @@ section info 10 && {
 } >"$out/info.txt" 2>&1
 
 changed_files='*cuda_sequence_executor_test*,*gpu_policy_test*,*action_heads_test*'
+changed_files+=',*cudnn_sequence_executor_test*'
 new_files='*step_guard_test*,*gae_test*,*proximal_anchor_test*,*state_gather_test*,*low_float_test*'
 new_files+=',*learner_kernels_test*,*cuda_engine_test*,*cuda_learner_tower_streams_test*'
 new_files+=',*cuda_learner_device_states_test*,*cuda_step_executor_test*,*cuda_policy_actor_test*'
-new_files+=',*cudnn_sequence_executor_test*'
 if section "GPU cases" 60; then
   t0=$SECONDS
-  # Changed since the 2026-11-30 run: the fused executor's column sums, the heads test's threshold.
+  # Changed since the 2026-11-30 run: the fused executor's column sums, the heads test's
+  # threshold, cuDNN's persistent algorithm on cut batches.
   cases "$out/new-cases.txt" -sf="$changed_files"
   mv "$out/new-cases.txt" "$out/changed-cases.txt"
   [[ -f $out/new-cases.log ]] && mv "$out/new-cases.log" "$out/changed-cases.log"
@@ -81,28 +86,34 @@ if section "bench rnn-gpu lstm_ln, mingru, mingru_highway" 60; then
   note "bench rnn-gpu cores" $? "$t0"
 fi
 
-if section "bench devices" 45; then
+if section "bench devices" 70; then
   t0=$SECONDS
   # 2% episode starts (the default) and none: whole sequences are the bare cuDNN rows' shape.
-  for rate in 0.02 0; do
+  # Then persist_small_h, which now takes the cut sequences padded to T, at 2% and at 0.2% (a
+  # trained LunarLander's rate: episodes of ~500 steps).
+  for run in standard:0.02 standard:0 persist_small_h:0.02 persist_small_h:0.002; do
     timeout 60 $R bin/recur bench devices --hidden 128 --envs 1024 --learner-envs 256 \
-      --min-seconds 0.05 --stages --start-rate $rate
+      --min-seconds 0.05 --stages --cudnn-algo "${run%%:*}" --start-rate "${run#*:}"
   done >"$out/bench-devices.txt" 2>&1
   note "bench devices" $? "$t0"
 fi
 
-if section "bench train" 90; then
+if section "bench train" 110; then
   t0=$SECONDS
   for cfg in lunar_lander_gpu lunar_lander_gpu_fast cartpole_novel_gpu_fast; do
     echo "== configs/$cfg.yaml"
     timeout 90 $R bin/recur --log-level warn bench train "$root/configs/$cfg.yaml" --updates 10 \
       --modes sync,async --devices cuda/cuda
   done >"$out/bench-train.txt" 2>&1
-  # The CartPole-class config is learner-bound (2026-11-30): tensor-core math for its cuDNN.
-  echo "== configs/cartpole_novel_gpu_fast.yaml --set device.cudnn_math=tf32" >>"$out/bench-train.txt"
-  timeout 60 $R bin/recur --log-level warn bench train "$root/configs/cartpole_novel_gpu_fast.yaml" \
-    --updates 10 --modes sync,async --devices cuda/cuda --set device.cudnn_math=tf32 \
-    >>"$out/bench-train.txt" 2>&1
+  # The fast configs' cores are LSTM-128: persist_small_h takes every minibatch now. The
+  # CartPole-class config is learner-bound (2026-11-30): tensor-core math for its cuDNN too.
+  for run in lunar_lander_gpu_fast:device.cudnn_algo=persist_small_h \
+    cartpole_novel_gpu_fast:device.cudnn_algo=persist_small_h \
+    cartpole_novel_gpu_fast:device.cudnn_math=tf32; do
+    echo "== configs/${run%%:*}.yaml --set ${run#*:}"
+    timeout 60 $R bin/recur --log-level warn bench train "$root/configs/${run%%:*}.yaml" \
+      --updates 10 --modes sync,async --devices cuda/cuda --set "${run#*:}"
+  done >>"$out/bench-train.txt" 2>&1
   note "bench train" $? "$t0"
 fi
 
@@ -125,6 +136,9 @@ train_fast() {
 # Factory at the same shape: 62.8 s), then the learning checks of tensor-core math and bf16 data
 # on the fast config (one bf16 seed so far: 200 at 5.01M env steps; fp32 seed 0 at 3.28M).
 section "train gpu config to target" 60 && train_fast gpu lunar_lander_gpu
+# The same function with persist_small_h (cut sequences padded): 475 at 2.10M in 3.6 s before.
+section "train cartpole fast persist" 30 && train_fast cartpole-fast-persist \
+  cartpole_novel_gpu_fast --set device.cudnn_algo=persist_small_h
 for seed in 0 1 2; do
   section "train fast tf32 seed $seed" 45 && train_fast "fast-tf32-$seed" lunar_lander_gpu_fast \
     --set device.cudnn_math=tf32 --set run.seed=$seed

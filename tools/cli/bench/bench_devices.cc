@@ -7,6 +7,7 @@
 #include "agent/ppo/engine.h"
 #include "core/rng.h"
 #include "policy/devices.h"
+#include "policy/gpu_executors.h"
 #include "policy/policy_actor.h"
 #include "policy/policy_spec.h"
 #include "tools/cli/bench/bench_timing.h"
@@ -206,6 +207,7 @@ std::vector<DeviceBenchRow> bench_devices(const DeviceBenchConfig& config, std::
   policy::Placement cpu, cuda;
   cuda.device = policy::Device::kCuda;
   cuda.step.device = cuda.sequence.device = config.device;
+  cuda.sequence.algo = policy::parse_rnn_algo(config.cudnn_algo);
   policy::Placement mapped = cuda;  // the zero-copy actor I/O (kernels/mapped_io.h)
   mapped.step.io = policy::StepIo::kMapped;
   std::vector<DeviceBenchRow> rows;

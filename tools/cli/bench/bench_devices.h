@@ -20,6 +20,8 @@ struct DeviceBenchConfig {
   std::vector<int> hidden = {64, 256};
   int seq_len = 32;          // learner T
   double start_rate = 0.02;  // learner rollout's episode starts per env step (each cuts a sequence)
+  // The GPU learner's cuDNN algorithm (device.cudnn_algo): standard, persist_small_h or auto.
+  std::string cudnn_algo = "standard";
   int obs_dim = 16;
   int device = 0;
   double min_seconds = 0.2;

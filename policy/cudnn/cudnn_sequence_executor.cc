@@ -238,17 +238,25 @@ cudnnRNNDescriptor_t CudnnSequenceExecutor::descriptor(RnnAlgo algo) const {
   return algo == RnnAlgo::kPersistSmallH ? persist_.get() : standard_.get();
 }
 
+// A refusal at (T, N) stands for every larger N at that T: the persistent kernels hold the whole
+// batch on chip, so a larger batch needs more of it. (Assumed, and only speed depends on it: a
+// batch wrongly taken for refused runs STANDARD.) A learner's N changes with every minibatch's
+// cuts; without this each new N would be refused, and logged, once.
 bool CudnnSequenceExecutor::persist_refused(int max_length, int count) const {
-  return std::find(persist_refused_.begin(), persist_refused_.end(),
-                   std::pair{max_length, count}) != persist_refused_.end();
+  return std::any_of(persist_refused_.begin(), persist_refused_.end(),
+                     [&](const auto& r) { return r.first == max_length && r.second <= count; });
 }
 
 void CudnnSequenceExecutor::refuse_persist(int max_length, int count, const char* where) {
+  const bool first = std::none_of(persist_refused_.begin(), persist_refused_.end(),
+                                  [&](const auto& r) { return r.first == max_length; });
+  std::erase_if(persist_refused_,
+                [&](const auto& r) { return r.first == max_length && r.second >= count; });
   persist_refused_.emplace_back(max_length, count);
-  spdlog::info(
-      "cudnn sequence executor: persist_small_h refused in {} for T {} x N {}, using "
-      "standard for this shape",
-      where, max_length, count);
+  spdlog::log(first ? spdlog::level::info : spdlog::level::debug,
+              "cudnn sequence executor: persist_small_h refused in {} for T {} x N {}, using "
+              "standard for this T and N >= {}",
+              where, max_length, count, count);
 }
 
 bool CudnnSequenceExecutor::persist_eligible() const {

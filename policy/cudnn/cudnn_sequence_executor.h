@@ -35,9 +35,10 @@
 // Algorithms: STANDARD always works. With options.algo auto or persist_small_h the executor tries
 // CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H when a batch is eligible (all sub-sequences of one length;
 // H <= 128 for LSTM/GRU, <= 256 for RNN, the backward limits) and falls back to STANDARD,
-// remembered per (max_length, N) shape, when cuDNN refuses it (a NOT_SUPPORTED or BAD_PARAM
-// status from the descriptor, size query, forward or backward; a backward refusal re-runs the
-// forward with STANDARD first, since the reserve space belongs to the algorithm).
+// remembered for that max_length and every N at least as large, when cuDNN refuses it (a
+// NOT_SUPPORTED or BAD_PARAM status from the descriptor, size query, forward or backward; a
+// backward refusal re-runs the forward with STANDARD first, since the reserve space belongs to the
+// algorithm).
 //
 // The persistent kernels take no unequal lengths, and a learner's minibatch almost always has an
 // episode start somewhere. So where no final state is asked for (the device path, always; a
@@ -200,7 +201,8 @@ class CudnnSequenceExecutor final : public DeviceSequenceExecutor {
   cudnn::RnnDescriptor standard_;
   cudnn::RnnDescriptor persist_;
   bool persist_available_ = false;  // persist_ configured and with the same weight layout
-  std::vector<std::pair<int, int>> persist_refused_;  // (max_length, N) shapes cuDNN refused
+  // (max_length, N) shapes cuDNN refused; each stands for every larger N at that max_length.
+  std::vector<std::pair<int, int>> persist_refused_;
 
   // 16-bit data (see the header note): cuDNN's own descriptors (standard_, persist_) take the
   // 16-bit type and master_ (fp32, never run) gives the master weights' layout.

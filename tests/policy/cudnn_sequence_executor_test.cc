@@ -508,6 +508,63 @@ TEST_CASE(
   }
 }
 
+// device.tower_streams 2 with separate LSTM-128 cores and persist_small_h runs two persistent
+// kernels side by side. If the two could not share the GPU this case would hang; the device
+// scripts run every case in its own process under a timeout, so it shows as a failure.
+TEST_CASE("cudnn sequence executor: persist_small_h on two streams at once equals one at a time") {
+  if (!recur::test::gpu_or_skip("cudnn persist_small_h on two streams")) return;
+  const Problem p = make_problem(CellType::kLstm, 1, 0, 24, 2, 16, 64);
+  const CudnnSequenceOptions options{0, RnnMath::kFma, RnnAlgo::kPersistSmallH};
+  recur::kernels::CudaStream s1, s2;
+  CudnnSequenceExecutor serial(p.spec, options), a(p.spec, options, s1.get()),
+      b(p.spec, options, s2.get());
+  const size_t ny = static_cast<size_t>(p.T) * p.B * p.spec.hidden;
+  const size_t nx = p.x.size();
+  struct Run {
+    recur::kernels::DeviceBuffer<float> x, y, dy, dx;
+  };
+  auto prepare = [&](CudnnSequenceExecutor& ex, Run& r) {
+    ex.load(p.w);
+    ex.set_device_resident(true);
+    r.x.resize(nx);
+    r.y.resize(ny);
+    r.dy.resize(ny);
+    r.dx.resize(nx);
+    r.x.upload(p.x, ex.stream());
+    r.dy.upload(p.dy, ex.stream());
+  };
+  auto results = [&](CudnnSequenceExecutor& ex, Run& r) {
+    std::vector<float> y(ny), dx(nx);
+    r.y.download(y, ex.stream());
+    r.dx.download(dx, ex.stream());
+    CUDA_CHECK(cudaStreamSynchronize(ex.stream()));
+    return Outputs{y, {}, dx, {}, flatten(ex.gradients())};
+  };
+  Run rs, ra, rb;
+  prepare(serial, rs);
+  serial.forward_device(p.T, p.B, rs.x.data(), p.starts, p.state0, rs.y.data());
+  serial.backward_device(rs.dy.data(), rs.dx.data());
+  const Outputs one = results(serial, rs);
+  prepare(a, ra);
+  prepare(b, rb);
+  // Both enqueued before either is waited for.
+  a.forward_device(p.T, p.B, ra.x.data(), p.starts, p.state0, ra.y.data());
+  b.forward_device(p.T, p.B, rb.x.data(), p.starts, p.state0, rb.y.data());
+  a.backward_device(ra.dy.data(), ra.dx.data());
+  b.backward_device(rb.dy.data(), rb.dx.data());
+  const Outputs oa = results(a, ra), ob = results(b, rb);
+  const std::string line =
+      std::string("two streams: ran ") +
+      (a.last_algo() == RnnAlgo::kPersistSmallH ? "persist_small_h" : "standard");
+  MESSAGE(line);
+  CHECK(a.last_algo() == serial.last_algo());
+  for (const Outputs* o : {&oa, &ob}) {
+    CHECK(bitwise_equal(o->y, one.y));
+    CHECK(bitwise_equal(o->dx, one.dx));
+    CHECK(bitwise_equal(o->grads, one.grads));
+  }
+}
+
 #else  // no CUDA in this build
 
 TEST_CASE("cudnn sequence executor is not built without CUDA") {

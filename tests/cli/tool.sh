@@ -9,6 +9,21 @@ case_help() {
   expect_text '(?s)envs.*env-check'
 }
 
+# Bad arguments exit 2 as recur's own input errors do, whatever CLI11 calls them (its own codes
+# were 105 for a value out of range, 106 for a missing argument, 109 for an extra one); --help
+# and --version exit 0.
+case_parse_errors_exit_2() {
+  run_status 2 recur demo --num-envs 0
+  expect_text '--num-envs'
+  run_status 2 recur train
+  expect_text 'config'
+  run_status 2 recur info --no-such-flag
+  expect_text 'no-such-flag'
+  run_ok recur --version
+  expect_text 'recur [0-9]+\.[0-9]+'
+  run_ok recur train --help
+}
+
 # The build report names the libraries.
 case_info() {
   run_ok recur info

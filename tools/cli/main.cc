@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help, or the version: code 0); its own codes for bad
+    // arguments (105 a value out of range, 106 a missing option, ...) become recur's 2.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const recur::Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;

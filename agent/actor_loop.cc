@@ -124,9 +124,8 @@ void ActorLoop::start_step(int g) {
   groups_venv_->start_step_range(begin_of(g), begin_of(g + 1), actions_);
 }
 
-void ActorLoop::finish_step(int g, int t, Rollout& r,
-                            const std::function<void(const EpisodeEnd&)>& on_episode) {
-  if (groups_venv_) groups_venv_->finish_step();
+void ActorLoop::after_step(int g, int t, Rollout& r,
+                           const std::function<void(const EpisodeEnd&)>& on_episode) {
   const int N = venv_.num_envs(), O = venv_.obs_dim();
   const int b = begin_of(g), e = begin_of(g + 1);
   const auto n = static_cast<size_t>(e - b), ub = static_cast<size_t>(b);
@@ -204,8 +203,8 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
   if (!groups_venv_) {
     for (int t = 0; t < T; ++t) {
       act_group(0, t, r);
-      start_step(0);
-      finish_step(0, t, r, on_episode);
+      start_step(0);  // the whole step
+      after_step(0, t, r, on_episode);
       if (stop_after && t + 1 < T && stop_after(t + 1)) {
         r.truncate(t + 1);
         break;
@@ -213,17 +212,25 @@ void ActorLoop::collect(int T, Rollout& r, const std::function<void(const Episod
     }
   } else {
     // Two groups, A = 0 and B = 1 (the config allows no more): while one group's envs step on
-    // the worker threads, this thread acts on the other.
+    // the worker threads, this thread acts on the other and takes in the other's last step (its
+    // checks, rewards, episode ends and truncation bootstraps: a bootstrap is a policy call of
+    // its own, which used to keep both groups' envs waiting). Every call on a group's rows comes
+    // in the order of one group's loop, and the groups' in the order they had, so the rollout is
+    // the same to the bit. The pool steps one range at a time: a group starts once the other's
+    // step is finished.
     RECUR_CHECK(!stop_after, "env.groups > 1 cannot stop a rollout early (dist.sync_frac)");
     try {
       act_group(0, 0, r);
+      start_step(0);
       for (int t = 0; t < T; ++t) {
-        start_step(0);
         act_group(1, t, r);
-        finish_step(0, t, r, on_episode);
+        groups_venv_->finish_step();  // A(t) stepped
         start_step(1);
+        after_step(0, t, r, on_episode);
         if (t + 1 < T) act_group(0, t + 1, r);
-        finish_step(1, t, r, on_episode);
+        groups_venv_->finish_step();  // B(t) stepped
+        if (t + 1 < T) start_step(0);
+        after_step(1, t, r, on_episode);
       }
     } catch (...) {
       // An error while one group steps in the background (a non-finite observation of the

@@ -46,7 +46,9 @@ struct RewardNormalizer {  // SB3 VecNormalize's reward scaling: r / std(discoun
 // group while the other's envs step on the VectorEnv's worker threads (EnvPool's and Sample
 // Factory's double buffering), so the policy's act, on a GPU a round trip, hides behind env
 // stepping:
-//   act A(t); start A(t) | act B(t); finish A(t) | start B(t) | act A(t+1); finish B(t) ...
+//   act A(t); start A(t) | act B(t); finish A(t) | start B(t) | after A(t); act A(t+1);
+//   finish B(t) | start A(t+1) | after B(t); act B(t+1) ...
+// where "after" takes in a group's step (checks, rewards, episode ends, truncation bootstraps).
 // Each group's rows are those of a one-group run but for the statistics' order: a group's
 // observations (and rewards) enter the normalizers as it steps, so group A's act at t + 1 is
 // normalized without group B's observations of t + 1. With normalization off, a grouped rollout
@@ -96,12 +98,14 @@ class ActorLoop {
   // (and the tracked delta), leaving out the rows of reset steps.
   void update_obs_statistics(std::span<const float> obs, int begin, int end);
   // One group's part of step t: act on its rows and store them in the rollout; step its envs
-  // (started, then finished: with one group, the whole step in start_step); after the step,
-  // the checks, rewards, flags, episode ends and truncation bootstraps of its rows.
+  // (started, then finished by the VectorEnv's finish_step(): with one group, the whole step in
+  // start_step); after the step, the checks, rewards, flags, episode ends and truncation
+  // bootstraps of its rows (they read only the group's rows of the VectorEnv's outputs, so the
+  // other group may be stepping meanwhile).
   void act_group(int g, int t, Rollout& r);
   void start_step(int g);
-  void finish_step(int g, int t, Rollout& r,
-                   const std::function<void(const EpisodeEnd&)>& on_episode);
+  void after_step(int g, int t, Rollout& r,
+                  const std::function<void(const EpisodeEnd&)>& on_episode);
   int begin_of(int g) const { return actor_.group_begin(g); }
 
   envs::BatchEnv& venv_;

@@ -107,7 +107,11 @@ if section "bench train" 110; then
   done >"$out/bench-train.txt" 2>&1
   # The fast configs' cores are LSTM-128: persist_small_h takes every minibatch now. The
   # CartPole-class config is learner-bound (2026-11-30): tensor-core math for its cuDNN too.
+  # And with 40-step episodes: a truncation bootstrap (a policy call) in every group step, the
+  # states a trained policy reaches when it hovers to the 1000-step limit (the fast run's
+  # env steps/s fell from ~480k to ~250k late in training on 2026-11-30).
   for run in lunar_lander_gpu_fast:device.cudnn_algo=persist_small_h \
+    lunar_lander_gpu_fast:env.options.max_episode_steps=40 \
     cartpole_novel_gpu_fast:device.cudnn_algo=persist_small_h \
     cartpole_novel_gpu_fast:device.cudnn_math=tf32; do
     echo "== configs/${run%%:*}.yaml --set ${run#*:}"

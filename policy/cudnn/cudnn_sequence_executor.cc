@@ -378,9 +378,11 @@ void CudnnSequenceExecutor::stage_forward(int T, int B, std::span<const uint8_t>
   const size_t lnh = static_cast<size_t>(L) * N * H;
 
   // Cut sub-sequences run on to M where that lets the persistent algorithm take the batch (the
-  // header note: exact for the device path); otherwise cuDNN gets their true lengths.
-  full_length_ =
-      full_length && persist_available_ && !plan_.equal_lengths() && !persist_refused(M, N);
+  // header note: exact for the device path); otherwise cuDNN gets their true lengths. Not for
+  // the ReLU RNN: its state is unbounded, and a padded step's state grown to infinity would
+  // turn the zero gradient through it into NaN (0 x inf) in the weight gradients.
+  full_length_ = full_length && persist_available_ && s.cell != CellType::kRnnRelu &&
+                 !plan_.equal_lengths() && !persist_refused(M, N);
   if (full_length_)
     cudnn_lengths_.assign(static_cast<size_t>(N), M);
   else

@@ -50,7 +50,9 @@
 // gradients) is the cut one's (tests/policy/sequence_plan_test.cc runs this very computation on
 // the CPU against resets inside the loop). Only hy and cy of a cut sub-sequence are wrong, and
 // nothing reads them. The price is the padding's rows, max_length x N against T x B; STANDARD
-// keeps the true lengths.
+// keeps the true lengths, and so does the ReLU RNN, whose unbounded state could overflow in the
+// padding (0 x inf is NaN in the weight gradients); the gated cells' and tanh's states stay
+// bounded.
 //
 // Low-precision data (options.data fp16 or bf16, device.cudnn_data): cuDNN runs on 16-bit data
 // with float math (mathPrec FLOAT, CUDNN_TENSOR_OP_MATH), while everything above stays fp32: the

@@ -167,7 +167,8 @@ TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
                  comm_ ? "data-parallel runs" : "runs on envs given from Python");
   if (config.run.eval_async && lead_ && !comm_ && !options.make_env)
     background_ = std::make_unique<BackgroundEval>(
-        [this](const EvalSnapshot& s) { return run_eval(s, config_.run.eval_episodes); });
+        [this](const EvalSnapshot& s) { return run_eval(s, config_.run.eval_episodes); },
+        config.run.eval_nice);
 }
 
 void TrainJob::find_target() {

@@ -132,6 +132,10 @@ struct RunConfig {
   // weights (agent/run/background_eval.h); false: training waits for each. Synchronous anyway for
   // data-parallel runs and envs given from Python. The final evaluation is always synchronous.
   bool eval_async = true;
+  // The Linux nice value of that thread (0-19; higher yields more readily): a step of the envs
+  // waits for its slowest worker, so one more busy thread than cores can halve the stepping rate
+  // (docs/PERFORMANCE.md, "The evaluation thread's priority").
+  int eval_nice = 19;
 
   bool operator==(const RunConfig&) const = default;
 };

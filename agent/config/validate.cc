@@ -241,6 +241,8 @@ void check_run(const Checker& c, const RunConfig& r, const EnvConfig& e, const A
   c.require(r.eval_every >= 0, "run.eval_every", r.eval_every, ">= 0 (0 = only at the end)");
   c.require(r.eval_episodes >= 1, "run.eval_episodes", r.eval_episodes, ">= 1");
   c.require(r.final_eval_episodes >= 1, "run.final_eval_episodes", r.final_eval_episodes, ">= 1");
+  c.require(r.eval_nice >= 0 && r.eval_nice <= 19, "run.eval_nice", r.eval_nice,
+            "0 to 19 (Linux nice values; 0 = the training threads' priority)");
   c.require(r.threads >= 1, "run.threads", r.threads, ">= 1");
   c.require(r.learner_threads >= 1 && r.learner_threads <= 2, "run.learner_threads",
             r.learner_threads, "1 or 2 (one thread per LSTM tower)");

@@ -138,7 +138,7 @@ const std::vector<Section>& sections() {
         field("tensorboard", &T::run, &R::tensorboard),
         field("target_return", &T::run, &R::target_return),
         field("stop_at_target", &T::run, &R::stop_at_target),
-        field("eval_async", &T::run, &R::eval_async),
+        field("eval_async", &T::run, &R::eval_async), field("eval_nice", &T::run, &R::eval_nice),
         field("learner_threads", &T::run, &R::learner_threads)}},
       {"device",
        {field("actor", &T::device, &D::actor), field("learner", &T::device, &D::learner),

@@ -1,12 +1,15 @@
 #include "agent/run/background_eval.h"
 
+#include <spdlog/spdlog.h>
+
 #include <utility>
 
 #include "core/error.h"
+#include "core/thread_priority.h"
 
 namespace recur::agent {
 
-BackgroundEval::BackgroundEval(Work work) : work_(std::move(work)) {}
+BackgroundEval::BackgroundEval(Work work, int nice) : work_(std::move(work)), nice_(nice) {}
 
 BackgroundEval::~BackgroundEval() {
   if (future_.valid()) future_.wait();  // std::async's future would also block; said explicitly
@@ -17,6 +20,12 @@ void BackgroundEval::submit(EvalSnapshot snapshot) {
   // The snapshot moves into the task: the thread owns everything it reads except work_, which
   // the job keeps alive (and unchanged) until the future is taken or this object is destroyed.
   future_ = std::async(std::launch::async, [this, s = std::move(snapshot)]() mutable {
+    // Below the training threads: the envs' steps wait for their slowest worker, and a busy
+    // evaluation thread that takes a worker's core stalls every step (run.eval_nice).
+    if (nice_ > 0) {
+      if (const std::string why = set_thread_nice(nice_); !why.empty())
+        spdlog::debug("run.eval_nice: the evaluation runs at the job's priority: {}", why);
+    }
     EvalOutcome out;
     out.result = work_(s);
     out.snapshot = std::move(s);

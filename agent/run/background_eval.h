@@ -39,7 +39,8 @@ class BackgroundEval {
  public:
   // What an evaluation does with a snapshot (on the evaluation's thread): evaluate, maybe film.
   using Work = std::function<EvalResult(const EvalSnapshot&)>;
-  explicit BackgroundEval(Work work);
+  // nice: the evaluation thread's nice value (run.eval_nice; 0 leaves it as the job's threads).
+  explicit BackgroundEval(Work work, int nice = 0);
   // Waits for a running evaluation (no thread outlives its job); its result or error is dropped:
   // the job collects with wait() before every normal exit.
   ~BackgroundEval();
@@ -58,6 +59,7 @@ class BackgroundEval {
 
  private:
   Work work_;
+  int nice_ = 0;
   std::future<EvalOutcome> future_;
 };
 

@@ -470,11 +470,13 @@ TEST_CASE(
     host.backward(p.dy, o.dx, o.d_state0);
     o.grads = flatten(host.gradients());
     const bool persisted = host.last_algo() == RnnAlgo::kPersistSmallH;
+    const bool full = host.last_full_length();  // also when cuDNN refused and STANDARD ran
     const std::string line = std::string(to_string(cell)) + ": cut batch, no final state: ran " +
                              (persisted ? "persist_small_h" : "standard") +
-                             (host.last_full_length() ? ", full length" : ", true lengths");
+                             (full ? ", full length" : ", true lengths");
     MESSAGE(line);
-    if (persisted) CHECK(host.last_full_length());
+    if (persisted) CHECK(full);
+    if (cell == CellType::kRnnRelu) CHECK(!full);  // an unbounded state is not run on
     // Exact where no final state leaves: the CPU executor's resets inside the loop.
     CHECK(rel_err(o.y, cpu.y) <= kForwardTol);
     CHECK(rel_err(o.dx, cpu.dx) <= kBackwardTol);
@@ -487,7 +489,8 @@ TEST_CASE(
     CHECK(host.last_algo() == RnnAlgo::kStandard);
     CHECK(rel_err(f.final_state, cpu.final_state) <= kForwardTol);
 
-    // The device path, as the CUDA learner runs it: the host span's bits without a final state.
+    // The device path, as the CUDA learner runs it: the host span's results without a final state
+    // (within float rounding: cuDNN does not promise the persistent backward's summation order).
     CudnnSequenceExecutor dev(p.spec, options);
     dev.load(p.w);
     dev.set_device_resident(true);
@@ -501,17 +504,19 @@ TEST_CASE(
     d_y.download(dev_y, dev.stream());
     d_dx.download(dev_dx, dev.stream());
     CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
-    CHECK(dev.last_algo() == host.last_algo());
-    CHECK(bitwise_equal(dev_y, o.y));
-    CHECK(bitwise_equal(dev_dx, o.dx));
-    CHECK(bitwise_equal(flatten(dev.gradients()), o.grads));
+    // As the host span's first forward above (the one without a final state).
+    CHECK((dev.last_algo() == RnnAlgo::kPersistSmallH) == persisted);
+    CHECK(dev.last_full_length() == full);
+    CHECK(rel_err(dev_y, o.y) <= 1e-6);
+    CHECK(rel_err(dev_dx, o.dx) <= 1e-6);
+    CHECK(rel_err(flatten(dev.gradients()), o.grads) <= 1e-6);
   }
 }
 
 // device.tower_streams 2 with separate LSTM-128 cores and persist_small_h runs two persistent
 // kernels side by side. If the two could not share the GPU this case would hang; the device
 // scripts run every case in its own process under a timeout, so it shows as a failure.
-TEST_CASE("cudnn sequence executor: persist_small_h on two streams at once equals one at a time") {
+TEST_CASE("cudnn sequence executor: persist_small_h on two streams at once matches one at a time") {
   if (!recur::test::gpu_or_skip("cudnn persist_small_h on two streams")) return;
   const Problem p = make_problem(CellType::kLstm, 1, 0, 24, 2, 16, 64);
   const CudnnSequenceOptions options{0, RnnMath::kFma, RnnAlgo::kPersistSmallH};
@@ -558,10 +563,12 @@ TEST_CASE("cudnn sequence executor: persist_small_h on two streams at once equal
       (a.last_algo() == RnnAlgo::kPersistSmallH ? "persist_small_h" : "standard");
   MESSAGE(line);
   CHECK(a.last_algo() == serial.last_algo());
+  // Within float rounding rather than bitwise: cuDNN does not promise the persistent backward's
+  // summation order across runs. Two kernels trampling each other would be far off.
   for (const Outputs* o : {&oa, &ob}) {
-    CHECK(bitwise_equal(o->y, one.y));
-    CHECK(bitwise_equal(o->dx, one.dx));
-    CHECK(bitwise_equal(o->grads, one.grads));
+    CHECK(rel_err(o->y, one.y) <= 1e-6);
+    CHECK(rel_err(o->dx, one.dx) <= 1e-6);
+    CHECK(rel_err(o->grads, one.grads) <= 1e-6);
   }
 }
 

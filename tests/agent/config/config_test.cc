@@ -226,6 +226,14 @@ TEST_CASE("config out of range values name the key the value and the range") {
   CHECK(has(steps, "8 * 32 = 256"));
 }
 
+TEST_CASE("config run.eval_nice: a Linux nice value, 19 by default") {
+  CHECK(recur::agent::RunConfig{}.eval_nice == 19);
+  const std::string high = load_error("run:\n  eval_nice: 20\n");
+  CHECK(has(high, ".yaml:2: run.eval_nice = 20 is out of range: it must be 0 to 19"));
+  const std::string negative = load_error("run:\n  eval_nice: -1\n");
+  CHECK(has(negative, "run.eval_nice = -1 is out of range"));
+}
+
 TEST_CASE("config device.tower_streams: 1 or 2") {
   const std::string three = load_error("device:\n  tower_streams: 3\n");
   CHECK(has(three, ".yaml:2: device.tower_streams = 3 is out of range: it must be 1 or 2"));

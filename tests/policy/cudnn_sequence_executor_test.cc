@@ -93,6 +93,26 @@ Outputs run(SequenceExecutor& ex, const Problem& p) {
   return o;
 }
 
+// As the CUDA learner runs it: device-resident, forward_device and backward_device on device
+// copies of x and dy; y, dx and the gradients (the executor's, zeroed at construction).
+Outputs run_device(CudnnSequenceExecutor& ex, const Problem& p) {
+  ex.set_device_resident(true);
+  const size_t ny = static_cast<size_t>(p.T) * p.B * p.spec.hidden;
+  recur::kernels::DeviceBuffer<float> d_x(p.x.size()), d_y(ny), d_dy(p.dy.size()), d_dx(p.x.size());
+  d_x.upload(p.x, ex.stream());
+  d_dy.upload(p.dy, ex.stream());
+  ex.forward_device(p.T, p.B, d_x.data(), p.starts, p.state0, d_y.data());
+  ex.backward_device(d_dy.data(), d_dx.data());
+  Outputs o;
+  o.y.resize(ny);
+  o.dx.resize(p.x.size());
+  d_y.download(o.y, ex.stream());
+  d_dx.download(o.dx, ex.stream());
+  CUDA_CHECK(cudaStreamSynchronize(ex.stream()));
+  o.grads = flatten(ex.gradients());
+  return o;
+}
+
 Outputs run_cpu(const Problem& p) {
   CpuSequenceExecutor cpu(p.spec);
   cpu.load(p.w);
@@ -377,20 +397,10 @@ TEST_CASE("cudnn sequence executor with 16-bit data and fp32 master weights") {
       // Device-resident, as the CUDA learner runs it: the host-span path's bits.
       CudnnSequenceExecutor dev(p.spec, options);
       dev.load(p.w);
-      dev.set_device_resident(true);
-      recur::kernels::DeviceBuffer<float> d_x(p.x.size()), d_y(g.y.size()), d_dy(p.dy.size()),
-          d_dx(g.dx.size());
-      d_x.upload(p.x, dev.stream());
-      d_dy.upload(p.dy, dev.stream());
-      dev.forward_device(p.T, p.B, d_x.data(), p.starts, p.state0, d_y.data());
-      dev.backward_device(d_dy.data(), d_dx.data());
-      std::vector<float> dev_y(g.y.size()), dev_dx(g.dx.size());
-      d_y.download(dev_y, dev.stream());
-      d_dx.download(dev_dx, dev.stream());
-      CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
-      CHECK(bitwise_equal(dev_y, g.y));
-      CHECK(bitwise_equal(dev_dx, g.dx));
-      CHECK(bitwise_equal(flatten(dev.gradients()), g.grads));  // zeroed at construction
+      const Outputs d = run_device(dev, p);
+      CHECK(bitwise_equal(d.y, g.y));
+      CHECK(bitwise_equal(d.dx, g.dx));
+      CHECK(bitwise_equal(d.grads, g.grads));
       // Device-resident, weights() reads the device's master weights: the loaded bits.
       CHECK(bitwise_equal(flatten(dev.weights()), flatten(p.w)));
 
@@ -493,23 +503,13 @@ TEST_CASE(
     // (within float rounding: cuDNN does not promise the persistent backward's summation order).
     CudnnSequenceExecutor dev(p.spec, options);
     dev.load(p.w);
-    dev.set_device_resident(true);
-    recur::kernels::DeviceBuffer<float> d_x(p.x.size()), d_y(o.y.size()), d_dy(p.dy.size()),
-        d_dx(o.dx.size());
-    d_x.upload(p.x, dev.stream());
-    d_dy.upload(p.dy, dev.stream());
-    dev.forward_device(p.T, p.B, d_x.data(), p.starts, p.state0, d_y.data());
-    dev.backward_device(d_dy.data(), d_dx.data());
-    std::vector<float> dev_y(o.y.size()), dev_dx(o.dx.size());
-    d_y.download(dev_y, dev.stream());
-    d_dx.download(dev_dx, dev.stream());
-    CUDA_CHECK(cudaStreamSynchronize(dev.stream()));
+    const Outputs d = run_device(dev, p);
     // As the host span's first forward above (the one without a final state).
     CHECK((dev.last_algo() == RnnAlgo::kPersistSmallH) == persisted);
     CHECK(dev.last_full_length() == full);
-    CHECK(rel_err(dev_y, o.y) <= 1e-6);
-    CHECK(rel_err(dev_dx, o.dx) <= 1e-6);
-    CHECK(rel_err(flatten(dev.gradients()), o.grads) <= 1e-6);
+    CHECK(rel_err(d.y, o.y) <= 1e-6);
+    CHECK(rel_err(d.dx, o.dx) <= 1e-6);
+    CHECK(rel_err(d.grads, o.grads) <= 1e-6);
   }
 }
 

@@ -31,6 +31,17 @@ case_bench_devices_start_rate() {
   expect_text '--start-rate'
 }
 
+# --policy: a tiny run's env stepped with its policy's actions and with random ones; a path that
+# holds no checkpoint is named in the error.
+case_bench_envs_policy() {
+  recur --log-level warn train "$CONFIGS/cartpole.yaml" --set run.total_env_steps=512 \
+    --set "run.output_dir=$tmp" --set run.final_eval_episodes=1 >/dev/null 2>&1
+  run_ok recur bench envs --policy "$(echo "$tmp"/cartpole-*)" --num-envs 4 --steps 400
+  expect_text '(?s)CartPole-v1 x4 envs.*policy +[0-9.]+ +[0-9.]+ +[0-9]+.*random +[0-9.]+ +0\.00 .*policy / random env cost: [0-9.]+x'
+  run_status 2 recur bench envs --policy "$tmp/no-such-run" --steps 10
+  expect_text 'no-such-run'
+}
+
 # --cudnn-algo: named in the header; a name cuDNN has no algorithm for is refused with the option.
 case_bench_devices_cudnn_algo() {
   run_ok recur bench devices --envs 1 --learner-envs 2 --hidden 8 --seq-len 4 --min-seconds 0.01 \

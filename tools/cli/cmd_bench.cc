@@ -11,6 +11,7 @@
 #include "agent/config/yaml.h"
 #include "policy/gemm.h"
 #include "tools/cli/bench/bench_devices.h"
+#include "tools/cli/bench/bench_env_policy.h"
 #include "tools/cli/bench/bench_envs.h"
 #include "tools/cli/bench/bench_rnn.h"
 #include "tools/cli/bench/bench_rnn_gpu.h"
@@ -307,9 +308,14 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     EnvBenchConfig config;
     bool json = false;
     std::vector<std::string> plugins;
+    std::string policy;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--env", args->config.ids, "Env ids (repeatable; default: all)");
+  cmd->add_option("--policy", args->policy,
+                  "A run directory or checkpoint: instead of the tables, its env stepped with its "
+                  "policy's actions and with random ones (--num-envs envs, --steps each, one "
+                  "thread): what a step costs in the states the trained policy reaches");
   cmd->add_option("--steps", args->config.steps, "Env steps per timed repetition")
       ->capture_default_str();
   cmd->add_option("--num-envs", args->config.num_envs, "Envs in the VectorEnv comparison")
@@ -341,8 +347,14 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "One JSON object per env");
   add_plugin_option(cmd, args->plugins);
   cmd->callback([args, &exit_code] {
-    const auto& [config, json, plugins] = *args;
+    const auto& [config, json, plugins, policy] = *args;
     load_cli_plugins(plugins);
+    if (!policy.empty()) {
+      const EnvPolicyBenchConfig pc{policy, config.num_envs, config.steps};
+      fmt::print("{}", format_env_policy(bench_env_policy(pc), pc));
+      exit_code = 0;
+      return;
+    }
     const auto rows = bench_envs(config);
     if (json) {
       for (const auto& r : rows) {

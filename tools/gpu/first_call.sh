@@ -31,8 +31,9 @@
 #                     config's time to 200 (beside Sample Factory's 62.8 s), the CartPole-class
 #                     config to 475 with persist_small_h (3.6 s with standard), the fast config with
 #                     tf32 on seeds 0-2 and bf16 on seeds 1-2 (train-*.txt, their eval.csv and
-#                     progress.csv), the cores on the CUDA learner, then the older GPU cases
-#                     (old-cases.txt)
+#                     progress.csv), `bench envs --policy` on the tf32 runs
+#                     (bench-envs-policy.txt), the cores on the CUDA learner, then the older GPU
+#                     cases (old-cases.txt)
 # Everything is packed into logs.tar.gz (the run tool returns 8 files); sections that would start
 # past the budget are skipped and listed in skipped.txt.
 set -uo pipefail
@@ -151,6 +152,16 @@ for seed in 1 2; do
   section "train fast bf16 seed $seed" 45 && train_fast "fast-bf16-$seed" lunar_lander_gpu_fast \
     --set device.cudnn_data=bf16 --set run.seed=$seed
 done
+# What a step costs this host's CPU in the states a trained lander reaches, beside random actions
+# (1.21-1.27x on the 2-core dev machine; the fast run's env steps/s halved late on 2026-11-30).
+if section "bench envs --policy" 20; then
+  t0=$SECONDS
+  for run in "$out"/runs/fast-tf32-*/lunar_lander_gpu_fast-*; do
+    [[ -d $run ]] || continue
+    timeout 30 $R bin/recur bench envs --policy "$run" --num-envs 64 --steps 256000
+  done >"$out/bench-envs-policy.txt" 2>&1
+  note "bench envs --policy" $? "$t0"
+fi
 
 # issue 37: both new cores through `recur train` with the CUDA learner and actor.
 for core in lstm_ln mingru mingru_highway; do

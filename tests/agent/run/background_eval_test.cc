@@ -1,6 +1,6 @@
 // Evaluations beside training (run.eval_async, agent/run/background_eval.h): the same eval.csv,
-// time to target and errors as synchronous evaluations, a stop at the target, and a resume of a
-// run that stopped while an evaluation was pending.
+// time to target and errors as synchronous evaluations, a stop at the target, a resume of a run
+// that stopped while an evaluation was pending, and the evaluation thread's nice value.
 #include "agent/run/background_eval.h"
 
 #include <doctest/doctest.h>
@@ -11,6 +11,12 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "agent/algorithm.h"
 #include "agent/config/yaml.h"
@@ -109,6 +115,35 @@ TEST_CASE("a background evaluation rethrows its error when taken, and poll does 
   s.env_steps = 3;
   bg.submit(s);  // left running: the destructor joins it
 }
+
+#if defined(__linux__)
+TEST_CASE("a background evaluation runs at its nice value, the job's thread at its own") {
+  // The evaluation reports its thread's nice value as its one return.
+  auto nice_here = [] { return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))); };
+  const int job = nice_here();
+  const int want = job + 7 > 19 ? 19 : job + 7;
+  agent::BackgroundEval bg(
+      [&](const agent::EvalSnapshot&) -> agent::EvalResult {
+        return {{static_cast<double>(nice_here())}, {1}};
+      },
+      want);
+  bg.submit({});
+  const auto out = bg.wait();
+  REQUIRE(out);
+  CHECK(out->result.returns == std::vector<double>{static_cast<double>(want)});
+  CHECK(nice_here() == job);
+  // 0: the thread keeps the job's value.
+  agent::BackgroundEval same(
+      [&](const agent::EvalSnapshot&) -> agent::EvalResult {
+        return {{static_cast<double>(nice_here())}, {1}};
+      },
+      0);
+  same.submit({});
+  const auto kept = same.wait();
+  REQUIRE(kept);
+  CHECK(kept->result.returns == std::vector<double>{static_cast<double>(job)});
+}
+#endif
 
 TEST_CASE("evaluations beside training log what synchronous ones log") {
   const test::TempDir tmp("background_eval_same");

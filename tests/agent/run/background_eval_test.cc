@@ -120,24 +120,19 @@ TEST_CASE("a background evaluation rethrows its error when taken, and poll does 
 TEST_CASE("a background evaluation runs at its nice value, the job's thread at its own") {
   // The evaluation reports its thread's nice value as its one return.
   auto nice_here = [] { return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))); };
+  auto report = [&](const agent::EvalSnapshot&) -> agent::EvalResult {
+    return {{static_cast<double>(nice_here())}, {1}};
+  };
   const int job = nice_here();
   const int want = job + 7 > 19 ? 19 : job + 7;
-  agent::BackgroundEval bg(
-      [&](const agent::EvalSnapshot&) -> agent::EvalResult {
-        return {{static_cast<double>(nice_here())}, {1}};
-      },
-      want);
+  agent::BackgroundEval bg(report, want);
   bg.submit({});
   const auto out = bg.wait();
   REQUIRE(out);
   CHECK(out->result.returns == std::vector<double>{static_cast<double>(want)});
   CHECK(nice_here() == job);
   // 0: the thread keeps the job's value.
-  agent::BackgroundEval same(
-      [&](const agent::EvalSnapshot&) -> agent::EvalResult {
-        return {{static_cast<double>(nice_here())}, {1}};
-      },
-      0);
+  agent::BackgroundEval same(report, 0);
   same.submit({});
   const auto kept = same.wait();
   REQUIRE(kept);

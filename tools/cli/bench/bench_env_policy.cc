@@ -37,6 +37,9 @@ EnvPolicyBench bench_env_policy(const EnvPolicyBenchConfig& config) {
   const int64_t rounds = (config.steps + n - 1) / n;
   EnvPolicyBench out;
   out.env_id = target.env_id;
+  // Acts first (fresh states), then sits out the random row.
+  policy::PolicyActor actor(spec, n);
+  actor.load(target.checkpoint.tensors);
   for (const bool use_policy : {true, false}) {
     envs::VectorEnv venv(target.env_id, n, target.env_options);
     RECUR_CHECK(venv.obs_dim() == spec.obs_dim,
@@ -48,8 +51,6 @@ EnvPolicyBench bench_env_policy(const EnvPolicyBenchConfig& config) {
         values(static_cast<size_t>(n));
     std::vector<uint8_t> starts(venv.episode_start().begin(), venv.episode_start().end());
     Rng rng(derive_seed(config.seed, 0xac7));
-    policy::PolicyActor actor(spec, n);
-    actor.load(target.checkpoint.tensors);
     double env_s = 0, act_s = 0;
     int64_t episodes = 0;
     for (int64_t r = 0; r < rounds; ++r) {

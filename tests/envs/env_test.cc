@@ -160,7 +160,7 @@ class NoResetEnv final : public recur::envs::Env {
 };
 }  // namespace
 
-TEST_CASE("reset(seed) hands the seed to reset_impl; reset() and restore() hand none") {
+TEST_CASE("reset(seed) hands the seed to reset_impl, reset() and restore() hand none") {
   OpaqueCounter env;
   env.reset(42);
   env.reset();

@@ -46,7 +46,7 @@ TEST_CASE("prev_action and prev_reward append one-hot action, reward and the fir
   CHECK(r2.obs[5] == 0.0f);
 }
 
-TEST_CASE("a Box action is appended clipped to its bounds; reward alone works") {
+TEST_CASE("a Box action is appended clipped to its bounds, reward alone works") {
   auto env = make("Pendulum-v1", Options{}.set("prev_action", "1"));
   REQUIRE(env->obs_dim() == 3 + 1 + 1);
   CHECK(env->observation_space().high()[3] == 2.0f);
@@ -84,7 +84,7 @@ TEST_CASE("the wrapped env's state round-trips and snapshots resume exactly") {
   CHECK_THROWS_AS(env->set_state(bad), std::invalid_argument);
 }
 
-TEST_CASE("wrapped envs pass the env checks; a bad value is named") {
+TEST_CASE("wrapped envs pass the env checks, a bad value is named") {
   for (const char* id : {"CartPole-v1", "Pendulum-v1", "RepeatPreviousEasy-v0"}) {
     CAPTURE(id);
     const auto report =

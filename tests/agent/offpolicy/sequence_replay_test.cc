@@ -218,7 +218,7 @@ TEST_CASE("sequence replay: window starts follow the documented rule, anchors dr
   }
 }
 
-TEST_CASE("sequence replay: reset steps are not stored; sizes and added count transitions") {
+TEST_CASE("sequence replay: reset steps are not stored, sizes and added count transitions") {
   const ReplaySpec spec = make_spec(2, 1000, 3, 0, 1, 1);
   SequenceReplay rb(spec);
   FakeStream fake(2, 1);
@@ -329,7 +329,7 @@ TEST_CASE("sequence replay: equal streams and seeds give equal batches") {
   CHECK_FALSE(same_batch(ba, bb));  // the comparison can fail: another seed, another batch
 }
 
-TEST_CASE("sequence replay: save and restore reproduce the buffer; mismatches change nothing") {
+TEST_CASE("sequence replay: save and restore reproduce the buffer, mismatches change nothing") {
   const ReplaySpec spec = make_spec(3, 40, 6, 2, 3, 2);
   SequenceReplay a(spec);
   FakeStream fake(3, 2);
@@ -446,7 +446,7 @@ TEST_CASE("sequence replay: ReplaySpec::validate names the field") {
         2 * 5 * 3 * sizeof(float));
 }
 
-TEST_CASE("sequence replay: add and sample allocate nothing; wrong sizes are refused") {
+TEST_CASE("sequence replay: add and sample allocate nothing, wrong sizes are refused") {
   if (!recur::test::AllocationCounter::available()) {
     recur::test::skip("allocation counting is off in sanitizer builds");
     return;

@@ -80,7 +80,7 @@ TEST_CASE("video: 25 frames at 50 fps round trip") {
   MESSAGE("encoder " << codec << ", " << fs::file_size(path) << " bytes");
 }
 
-TEST_CASE("video: written under a temp name and renamed on close; unclosed, nothing is left") {
+TEST_CASE("video: written under a temp name and renamed on close, unclosed, nothing is left") {
   TempDir tmp("video_test");
   const std::string path = (tmp.path / "rl-video-episode-8.mp4").string();
   auto entries = [&] {

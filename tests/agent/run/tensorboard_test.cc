@@ -283,7 +283,7 @@ TEST_CASE("tensorboard: a second writer in the same directory (a resumed run) op
   CHECK(got[1].step == 4096);
 }
 
-TEST_CASE("tensorboard: a killed writer's file reads to its last complete record; a resume trims") {
+TEST_CASE("tensorboard: a killed writer's file reads to its last complete record, a resume trims") {
   TempDir tmp("tensorboard_test");
   fs::path first;
   {

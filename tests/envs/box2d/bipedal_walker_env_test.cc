@@ -58,7 +58,7 @@ TEST_CASE("BipedalWalker ids are registered as Gymnasium's") {
   CHECK(!w.physics().terrain().obstacles.empty());
 }
 
-TEST_CASE("BipedalWalker: a seed names one episode; seeds differ") {
+TEST_CASE("BipedalWalker: a seed names one episode, seeds differ") {
   for (const char* id : {"BipedalWalker-v3", "BipedalWalkerHardcore-v3"}) {
     CAPTURE(id);
     auto a = recur::envs::make(id);

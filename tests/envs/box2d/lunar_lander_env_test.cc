@@ -95,7 +95,7 @@ TEST_CASE("LunarLander env: options, and clear errors for bad ones") {
   CHECK(first_obs(Options{}.set("enable_wind", "true")) != plain);
 }
 
-TEST_CASE("LunarLander env: continuous actions are clipped to [-1, 1]; seeds name episodes") {
+TEST_CASE("LunarLander env: continuous actions are clipped to [-1, 1], seeds name episodes") {
   auto a = recur::envs::make("LunarLanderContinuous-v3");
   auto b = recur::envs::make("LunarLanderContinuous-v3");
   const auto oa = a->reset(9);

@@ -68,7 +68,7 @@ TEST_CASE("mujoco more: ids with Gymnasium's limits, thresholds and spaces") {
   }
 }
 
-TEST_CASE("mujoco more: the pendulums fall; v5 pays nothing on the falling step") {
+TEST_CASE("mujoco more: the pendulums fall, v5 pays nothing on the falling step") {
 #ifndef RECUR_HAVE_MUJOCO
   recur::test::skip("recur was built without MuJoCo (RECUR_MUJOCO)");
 #else

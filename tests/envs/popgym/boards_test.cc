@@ -36,7 +36,7 @@ int hot(std::span<const float> obs, size_t from, size_t width) {
 }
 }  // namespace
 
-TEST_CASE("Battleship: firing only at ship tiles scores 1; every tile once scores 0") {
+TEST_CASE("Battleship: firing only at ship tiles scores 1, every tile once scores 0") {
   for (auto [id, n] : {std::pair{"BattleshipEasy-v0", 8}, std::pair{"BattleshipMedium-v0", 10},
                        std::pair{"BattleshipHard-v0", 12}}) {
     CAPTURE(id);
@@ -142,7 +142,7 @@ TEST_CASE("Concentration: mismatches and face-up cards are penalised per card in
   CHECK(act(*env, 0).reward == 2 * fail);
 }
 
-TEST_CASE("MineSweeper: clicking every clear tile scores 1; a mine ends the episode") {
+TEST_CASE("MineSweeper: clicking every clear tile scores 1, a mine ends the episode") {
   for (auto [id, side, mines] :
        {std::tuple{"MineSweeperEasy-v0", 4, 2}, std::tuple{"MineSweeperMedium-v0", 6, 6},
         std::tuple{"MineSweeperHard-v0", 8, 10}}) {
@@ -215,7 +215,7 @@ std::vector<int> bfs_actions(const std::vector<double>& s, int rows, int cols, i
 }
 }  // namespace
 
-TEST_CASE("Labyrinths: the shortest path escapes; a tour visits every cell and scores 1") {
+TEST_CASE("Labyrinths: the shortest path escapes, a tour visits every cell and scores 1") {
   for (auto [size, suffix] :
        {std::pair{10, "Easy"}, std::pair{14, "Medium"}, std::pair{18, "Hard"}}) {
     const int rows = size + 1, cols = size + 1, n = rows * cols;

@@ -168,7 +168,7 @@ TEST_CASE("CountRecall: counting every kind scores 1") {
   }
 }
 
-TEST_CASE("HigherLower: a known deal gives POPGym's rewards; foresight wins every non-tie") {
+TEST_CASE("HigherLower: a known deal gives POPGym's rewards, foresight wins every non-tie") {
   auto env = make("HigherLowerEasy-v0");
   env->reset(2);
   std::vector<double> s = state_of(*env);
@@ -221,7 +221,7 @@ TEST_CASE("HigherLower: a known deal gives POPGym's rewards; foresight wins ever
   }
 }
 
-TEST_CASE("MultiarmedBandit: payouts follow the state's draws; truncated at episode_length") {
+TEST_CASE("MultiarmedBandit: payouts follow the state's draws, truncated at episode_length") {
   for (auto [id, arms, length] : {std::tuple{"MultiarmedBanditEasy-v0", 10, 200},
                                   std::tuple{"MultiarmedBanditMedium-v0", 20, 400},
                                   std::tuple{"MultiarmedBanditHard-v0", 30, 600}}) {

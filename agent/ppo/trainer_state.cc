@@ -1,5 +1,5 @@
 // PpoTrainer::save_state / restore_state: the resume state of a run as JSON (read back by
-// agent/ppo/trainer_state_parse.cc).
+// agent/ppo/trainer_state_parse.cc), with its bulky float arrays as tensors beside it.
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
@@ -21,10 +21,28 @@ json array(const V& v) {
 }
 }  // namespace
 
+void take_bulk_tensors(const policy::TensorMap& tensors, TrainerState& t) {
+  const auto states = tensors.find(kRecurrentStates);
+  RECUR_CHECK(states != tensors.end(),
+              "trainer state does not fit this run: its format 2 keeps the recurrent states in "
+              "the tensor file beside it, which has no tensor '{}'",
+              kRecurrentStates);
+  t.recurrent_states = states->second.data;
+  t.adam.clear();
+  for (const auto& [name, tensor] : tensors)
+    if (name != kRecurrentStates) t.adam[name] = tensor.data;
+}
+
 AlgorithmState PpoTrainer::save_state() const {
   json j;
   RECUR_ASSERT(!pending_);  // async: settle() first, the pending rollout is not saved
-  j["format"] = "recur.trainer_state/1";
+  // Every env's recurrent state and Adam's moments are most of the state (1024 envs x LSTM-128:
+  // 262,144 floats; ~10 MB as JSON text, written at every evaluation: ~0.1 s of training stalled
+  // each time). They go to the job's tensor file in binary ("recur.trainer_state/2"), but in a
+  // data-parallel run, whose ranks' states travel as text (format 1, arrays in the JSON).
+  const bool bulk_in_tensors = comm_ == nullptr;
+  AlgorithmState out;
+  j["format"] = bulk_in_tensors ? "recur.trainer_state/2" : "recur.trainer_state/1";
   j["env_steps"] = env_steps();
   // A data-parallel run: env_steps counts every rank's steps, local_env_steps this rank's.
   j["local_env_steps"] = loop_->env_steps();
@@ -34,7 +52,11 @@ AlgorithmState PpoTrainer::save_state() const {
   write_env_snapshot(*venv_, j);
   std::vector<float> states(static_cast<size_t>(config_.env.num_envs) * spec_.state_size());
   actor_->get_states(states);
-  j["recurrent_states"] = array(states);
+  if (bulk_in_tensors)
+    out.tensors[kRecurrentStates] = policy::Tensor(
+        {config_.env.num_envs, static_cast<int64_t>(spec_.state_size())}, std::move(states));
+  else
+    j[kRecurrentStates] = array(states);
   const auto& norm = actor_->normalizer();
   j["obs_norm"] = {
       {"mean", array(norm.mean())}, {"var", array(norm.var())}, {"count", norm.count()}};
@@ -48,17 +70,27 @@ AlgorithmState PpoTrainer::save_state() const {
                {"started", loop_->started()}};
   j["ppo"] = {{"rng", rng_json(ppo_->rng().state())},
               {"nonfinite_streak", ppo_->consecutive_nonfinite()}};
-  json adam = json::object();
-  for (const auto& [name, t] : ppo_->engine().optimizer_tensors()) adam[name] = t.data;
-  j["adam"] = adam;
-  return {j.dump(), {}};
+  if (bulk_in_tensors) {
+    out.tensors.merge(ppo_->engine().optimizer_tensors());  // "optim.adam.*": no clash
+  } else {
+    json adam = json::object();
+    for (const auto& [name, t] : ppo_->engine().optimizer_tensors()) adam[name] = t.data;
+    j["adam"] = adam;
+  }
+  out.json = j.dump();
+  return out;
 }
 
 void PpoTrainer::restore_state(const AlgorithmState& state, const policy::TensorMap& tensors) {
-  RECUR_CHECK(state.tensors.empty(),
-              "trainer state does not fit this run: it holds {} tensors, PPO saves none",
-              state.tensors.size());
-  const TrainerState t = parse_trainer_state(state.json);
+  TrainerState t = parse_trainer_state(state.json);
+  if (t.bulk_in_tensors) {
+    take_bulk_tensors(state.tensors, t);
+  } else {
+    RECUR_CHECK(state.tensors.empty(),
+                "trainer state does not fit this run: its format 1 keeps every array in the JSON, "
+                "yet {} tensors came with it",
+                state.tensors.size());
+  }
   const int world = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
   RECUR_CHECK(t.world_size == world && t.rank == rank,
               "trainer state does not fit this run: it was saved by rank {} of a {}-rank run, and "

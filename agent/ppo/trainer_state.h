@@ -1,8 +1,11 @@
-// PPO's resume state (PpoTrainer::save_state's JSON text, format "recur.trainer_state/1") read
-// back into plain values. The run's resume file that holds it, one per rank, beside the job's
-// counters, is agent/run/resume_state.h. parse_trainer_state checks every type and range and throws
-// recur::Error on anything else (never a JSON library exception, never a value cast out of range);
-// PpoTrainer::restore_state then checks that the values fit the run.
+// PPO's resume state (PpoTrainer::save_state's JSON text) read back into plain values. Format
+// "recur.trainer_state/2" keeps every env's recurrent state and Adam's moments as tensors in the
+// job's tensor file beside the JSON (take_bulk_tensors); format 1 (data-parallel runs, and every
+// file from before format 2) keeps them in the JSON as arrays. The run's resume file that holds it,
+// one per rank, beside the job's counters, is agent/run/resume_state.h. parse_trainer_state checks
+// every type and range and throws recur::Error on anything else (never a JSON library exception,
+// never a value cast out of range); PpoTrainer::restore_state then checks that the values fit the
+// run.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 
 #include "core/rng.h"
 #include "envs/env.h"
+#include "policy/tensor.h"
 
 namespace recur::agent {
 
@@ -37,9 +41,17 @@ struct TrainerState {
   Rng::State ppo_rng{};
   int nonfinite_streak = 0;
   std::map<std::string, std::vector<float>> adam;  // optimizer tensors by name, flattened
+  // Format 2: recurrent_states and adam are empty here; take_bulk_tensors fills them.
+  bool bulk_in_tensors = false;
 };
+
+// Format 2's tensor (besides the optimizer's "optim.adam.*" ones, by their own names).
+inline constexpr const char* kRecurrentStates = "recurrent_states";
 
 // Trainer::save_state() text -> values; recur::Error naming what is missing or malformed.
 TrainerState parse_trainer_state(const std::string& text);
+// Format 2: the recurrent states and the optimizer tensors from the tensor file's `tensors`;
+// recur::Error when the states are missing (the optimizer checks its own names and sizes).
+void take_bulk_tensors(const policy::TensorMap& tensors, TrainerState& t);
 
 }  // namespace recur::agent

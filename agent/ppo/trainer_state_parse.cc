@@ -32,9 +32,13 @@ TrainerState parse_trainer_state(const std::string& text) {
   TrainerState t;
   try {
     const json j = json::parse(text);
-    RECUR_CHECK(j.is_object() && j.contains("format") && j["format"] == "recur.trainer_state/1",
-                "unknown trainer state format {}",
-                j.is_object() ? j.value("format", json()).dump() : j.dump());
+    RECUR_CHECK(
+        j.is_object() && j.contains("format") &&
+            (j["format"] == "recur.trainer_state/1" || j["format"] == "recur.trainer_state/2"),
+        "unknown trainer state format {} (this build reads recur.trainer_state/1 and /2: "
+        "a newer recur wrote it?)",
+        j.is_object() ? j.value("format", json()).dump() : j.dump());
+    t.bulk_in_tensors = j["format"] == "recur.trainer_state/2";
     t.env_steps = integer(j.at("env_steps"), "env_steps", 0);
     t.local_env_steps = j.contains("local_env_steps")
                             ? integer(j["local_env_steps"], "local_env_steps", 0)
@@ -50,7 +54,8 @@ TrainerState parse_trainer_state(const std::string& text) {
       t.envs = std::move(snap->envs);
       t.venv_episode_start = std::move(snap->episode_start);
     }
-    t.recurrent_states = floats(j.at("recurrent_states"), "recurrent_states");
+    if (!t.bulk_in_tensors)
+      t.recurrent_states = floats(j.at("recurrent_states"), "recurrent_states");
     const json& on = j.at("obs_norm");
     t.obs_mean = reals(on.at("mean"), "obs_norm.mean");
     t.obs_var = reals(on.at("var"), "obs_norm.var");
@@ -68,8 +73,10 @@ TrainerState parse_trainer_state(const std::string& text) {
     t.ppo_rng = rng_from(ppo.at("rng"), "ppo.rng");
     t.nonfinite_streak =
         static_cast<int>(integer(ppo.at("nonfinite_streak"), "ppo.nonfinite_streak", 0, kMaxInt));
-    RECUR_CHECK(j.at("adam").is_object(), "adam is {}, not a map", j["adam"].dump());
-    for (const auto& [name, v] : j["adam"].items()) t.adam[name] = floats(v, "adam[]");
+    if (!t.bulk_in_tensors) {
+      RECUR_CHECK(j.at("adam").is_object(), "adam is {}, not a map", j["adam"].dump());
+      for (const auto& [name, v] : j["adam"].items()) t.adam[name] = floats(v, "adam[]");
+    }
   } catch (const json::exception& e) {
     throw Error(fmt::format("trainer state does not fit this run: {}", e.what()));
   } catch (const Error& e) {

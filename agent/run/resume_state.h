@@ -3,7 +3,8 @@
 //
 //   {"trainer": "<rank 0's algorithm state text>",
 //    "ranks":   ["<rank 1's>", ...],                  (data-parallel runs only)
-//    "trainer_tensors": "<file in checkpoints/>",     (only for algorithms with tensor state)
+//    "trainer_tensors": "<file in checkpoints/>",     (algorithms with tensor state: a replay
+//                                                      buffer; PPO's states and Adam moments)
 //    "job":     {"env_steps", "returns", "lengths", "episodes", "progress_rows", "eval_rows",
 //                "next_eval", "next_ckpt", "best", "elapsed",
 //                "target_env_steps", "target_seconds", "segments", "finished",

@@ -6,7 +6,9 @@
 //     monitor.csv                 one row per finished episode, SB3 Monitor format (MonitorLog)
 //     eval.csv                    one row per evaluation (CsvLog)
 //     trainer_state.safetensors   what a resume needs beyond the policy (counters, RNG, ...)
-//     checkpoints/latest.safetensors, best.safetensors, step_<env_steps>.safetensors
+//     checkpoints/latest.safetensors, best.safetensors, step_<env_steps>.safetensors,
+//                 algorithm_state-<env_steps>.safetensors (the resume state's tensors: the latest
+//                 generation's and the one before, which the resume file may fall back to)
 //
 // A new run never reuses a directory: if the timestamped name exists (two runs started in the same
 // second), -2, -3, ... is appended. A directory counts as a run directory when it holds

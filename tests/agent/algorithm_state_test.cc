@@ -55,7 +55,9 @@ class CountingPpo final : public agent::Algorithm {
   void restore_state(const agent::AlgorithmState& s, const policy::TensorMap& t) override {
     record_.calls = s.tensors.at("calls").data.at(0);
     record_.restored = record_.calls;
-    ppo_.restore_state({s.json, {}}, t);
+    agent::AlgorithmState own = s;  // PPO's own tensors (its recurrent states and Adam's)
+    own.tensors.erase("calls");
+    ppo_.restore_state(own, t);
   }
 
  private:

@@ -116,6 +116,8 @@ case_train_nonfinite_stops() {
   expect_text <<'END'
 error: the update at env step 2560 \(epoch 1 of 20, minibatch 1 of 1\): the value loss is non-finite \(policy loss .*value loss inf.*no step was taken.*
 The run stopped; nothing was written after the last good checkpoint, .*/checkpoints/latest.safetensors \(2048 env steps\)\. Go on from it with: recur train --resume .*
+algorithm_state-1024.safetensors
+algorithm_state-2048.safetensors
 best.safetensors
 latest.safetensors
 run.env_steps = 2048

@@ -37,6 +37,7 @@
 #include "agent/record/hdf5.h"
 #include "agent/record/video_writer.h"
 #include "agent/run/tensorboard.h"
+#include "policy/checkpoint.h"
 #include "policy/policy_checkpoint.h"
 
 namespace fs = std::filesystem;
@@ -179,6 +180,10 @@ int check_run(const fs::path& dir, bool finished, int64_t stride) {
     const std::string name = e.path().filename().string();
     if (name[0] == '.') continue;
     try {
+      if (name.starts_with("algorithm_state-")) {  // the trainer state's tensors, no policy
+        policy::load_checkpoint(e.path());
+        continue;
+      }
       const auto ckpt = policy::load_policy(e.path());
       if (name == "latest.safetensors")
         latest_steps = std::stoll(ckpt.metadata.at("run.env_steps"));
@@ -202,6 +207,12 @@ int check_run(const fs::path& dir, bool finished, int64_t stride) {
             "{}: the trainer state is at {} env steps and the latest checkpoint at {}: a resume "
             "would refuse the run",
             dir.string(), s, *latest_steps);
+      // The generation a resume picks must find its tensor file (loaded above if present).
+      const nlohmann::json& picked = s == *latest_steps ? state : state["previous"];
+      if (picked.contains("trainer_tensors") &&
+          !fs::exists(dir / "checkpoints" / picked["trainer_tensors"].get<std::string>()))
+        fail("{}: the trainer state at {} env steps names {}, which is not in checkpoints/",
+             dir.string(), *latest_steps, picked["trainer_tensors"].get<std::string>());
     }
   }
   if (latest_steps) fmt::print("env_steps {}\n", *latest_steps);

@@ -18,6 +18,8 @@
 #include "agent/config/yaml.h"
 #include "agent/train_job.h"
 #include "core/error.h"
+#include "policy/checkpoint.h"
+#include "policy/policy_checkpoint.h"
 
 using namespace recur;
 using nlohmann::json;
@@ -136,5 +138,88 @@ TEST_CASE("trainer state: a resume with more episode-start flags than envs is re
   rest.resume_dir = first.run_dir;
   CHECK_THROWS_WITH_AS(agent::run_train_job(c, agent::to_yaml(c), rest),
                        doctest::Contains("8 episode-start flags for 2 envs"), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "trainer state: format 2 keeps states and moments as tensors, and format 1 resumes the same") {
+  // Every env's recurrent state and Adam's moments went into the JSON as text: ~10 MB for 1024
+  // envs x LSTM-128, written at every evaluation. Format 2 moves them to the tensor file beside
+  // it; a format-1 file (data-parallel runs, older runs) must still resume, to the same bits.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("recur_trainer_state_bulk_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  agent::TrainConfig c;
+  c.env.id = "CartPole-v1";
+  c.env.num_envs = 2;
+  c.policy.encoder = {8};
+  c.policy.hidden = 8;
+  c.algo.rollout_steps = 16;
+  c.algo.epochs = 1;
+  c.algo.num_minibatches = 1;
+  c.run.total_env_steps = 256;
+  c.run.eval_every = 0;
+  c.run.final_eval_episodes = 2;
+  c.run.output_dir = (dir / "a").string();
+  agent::TrainJobOptions part;
+  part.name = "part";
+  part.stop_at_env_steps = 64;
+  const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
+  REQUIRE(first.interrupted);
+
+  const auto file = first.run_dir / "trainer_state.safetensors";
+  json state = json::parse(read_all(file));
+  json trainer = json::parse(state["trainer"].get<std::string>());
+  CHECK(trainer["format"] == "recur.trainer_state/2");
+  CHECK_FALSE(trainer.contains("recurrent_states"));
+  CHECK_FALSE(trainer.contains("adam"));
+  REQUIRE(state.contains("trainer_tensors"));
+  const auto tensors =
+      policy::load_checkpoint(first.run_dir / "checkpoints" / state["trainer_tensors"]).tensors;
+  const int64_t state_size = 2 * 2 * 8;  // actor and critic LSTMs: h and c of 8 each
+  REQUIRE(tensors.count("recurrent_states") == 1);
+  CHECK(tensors.at("recurrent_states").shape == std::vector<int64_t>{2, state_size});
+  CHECK(tensors.count("optim.adam.step") == 1);
+  CHECK(tensors.at("optim.adam.step").data[0] == 2.0f);  // 2 updates of 16 x 2 steps
+
+  // The same run directory in format 1: the arrays back in the JSON, no tensor file.
+  const auto copy = dir / "b" / first.run_dir.filename();
+  std::filesystem::create_directories(copy.parent_path());
+  std::filesystem::copy(first.run_dir, copy, std::filesystem::copy_options::recursive);
+  trainer["format"] = "recur.trainer_state/1";
+  trainer["adam"] = json::object();
+  for (const auto& [name, t] : tensors)
+    (name == "recurrent_states" ? trainer["recurrent_states"] : trainer["adam"][name]) = t.data;
+  state["trainer"] = trainer.dump();
+  std::filesystem::remove(copy / "checkpoints" / state["trainer_tensors"].get<std::string>());
+  state.erase("trainer_tensors");
+  state.erase("previous");
+  std::ofstream(copy / "trainer_state.safetensors", std::ios::binary | std::ios::trunc)
+      << state.dump();
+
+  agent::TrainJobOptions rest;
+  rest.resume_dir = first.run_dir;
+  const auto two = agent::run_train_job(c, agent::to_yaml(c), rest);
+  rest.resume_dir = copy;
+  const auto one = agent::run_train_job(c, agent::to_yaml(c), rest);
+  CHECK(two.env_steps == 256);
+  CHECK(one.env_steps == 256);
+  CHECK(one.final_eval.returns == two.final_eval.returns);
+  CHECK(policy::load_policy(copy / "checkpoints" / "latest.safetensors").tensors ==
+        policy::load_policy(first.run_dir / "checkpoints" / "latest.safetensors").tensors);
+  // The resumed format-1 run saves format 2 from then on.
+  const json saved = json::parse(read_all(copy / "trainer_state.safetensors"));
+  CHECK(json::parse(saved["trainer"].get<std::string>())["format"] == "recur.trainer_state/2");
+
+  // A format-2 file whose tensor file lost its states is refused by name.
+  agent::TrainerState t = agent::parse_trainer_state(trainer.dump());
+  CHECK_FALSE(t.bulk_in_tensors);
+  trainer["format"] = "recur.trainer_state/2";
+  trainer.erase("recurrent_states");
+  trainer.erase("adam");
+  t = agent::parse_trainer_state(trainer.dump());
+  CHECK(t.bulk_in_tensors);
+  CHECK_THROWS_WITH_AS(agent::take_bulk_tensors({}, t),
+                       doctest::Contains("no tensor 'recurrent_states'"), Error);
   std::filesystem::remove_all(dir);
 }

@@ -102,9 +102,12 @@ class Algorithm {
   // settle() trains on it without collecting more, so that its state can be saved.
   virtual bool pending() const { return false; }
   virtual Iteration settle() { return {}; }
+  // save_state() also saves pending data (and restore_state() brings it back pending), so that
+  // evaluations and stops need no settle(): training then goes on as if nothing had been saved.
+  virtual bool saves_pending() const { return false; }
 
-  // Resume state (requires !pending()), and its restore into an algorithm built from the same
-  // config; restore throws recur::Error naming what does not fit.
+  // Resume state (requires !pending() unless saves_pending()), and its restore into an
+  // algorithm built from the same config; restore throws recur::Error naming what does not fit.
   virtual AlgorithmState save_state() const = 0;
   virtual void restore_state(const AlgorithmState& state,
                              const policy::TensorMap& policy_tensors) = 0;

@@ -83,7 +83,10 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
 }
 
 Iteration PpoTrainer::iterate(const std::function<void(const EpisodeEnd&)>& on_episode) {
-  if (!config_.algo.async) return iterate_sync(on_episode);
+  // A run resumed with algo.async off from an async one's checkpoint trains on the rollout it
+  // kept, then goes on synchronously.
+  if (!config_.algo.async)
+    return pending_ ? iterate_async(on_episode, false) : iterate_sync(on_episode);
   return iterate_async(on_episode, true);
 }
 

@@ -11,9 +11,12 @@
 #include <functional>
 #include <memory>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "agent/actor_loop.h"
 #include "agent/algorithm.h"
 #include "agent/config/config.h"
+#include "agent/ppo/trainer_state.h"
 #include "agent/ppo/updater.h"
 #include "envs/batch_env.h"
 #include "policy/policy_actor.h"
@@ -65,17 +68,23 @@ class PpoTrainer final : public Algorithm {
   Iteration iterate(const std::function<void(const EpisodeEnd&)>& on_episode) override;
   // Async: a collected rollout is waiting for the learner.
   bool pending() const override { return pending_; }
-  // Async: trains on the pending rollout without collecting another, so that the trainer's
-  // state can be saved (save_state() requires !pending()) and a resume continues exactly.
+  // Async: trains on the pending rollout without collecting another (the job does so at every
+  // evaluation point and before the final evaluation; train_job.cc says why).
   Iteration settle() override;
+  // Async on one process: save_state() keeps the pending rollout (format 2's tensors), so a stop
+  // (Ctrl-C, SIGTERM) need not drain the pipeline, and the resumed run is the one that was not
+  // stopped; draining there inserted a lag-0 rollout the unbroken run did not have.
+  bool saves_pending() const override { return config_.algo.async && comm_ == nullptr; }
 
   // Everything needed to act and to evaluate: parameters + normalizer statistics.
   policy::TensorMap policy_tensors() const override;
 
   // The state that, with policy_tensors(), continues the run exactly: envs (physics, RNG,
   // bookkeeping; envs that cannot snapshot restart their episodes on restore), recurrent states,
-  // normalizer statistics in float64, reward normalizer, RNG streams, optimizer moments. JSON text
-  // (doubles and 64-bit integers round trip exactly); no tensors.
+  // normalizer statistics in float64, reward normalizer, RNG streams, optimizer moments, and the
+  // pending rollout (async). JSON text (doubles and 64-bit integers round trip exactly) with the
+  // bulky float arrays as tensors (agent/ppo/trainer_state.h: format 2; a data-parallel run keeps
+  // everything in the JSON, format 1, and settles first).
   AlgorithmState save_state() const override;
   // Restores a PpoTrainer built from the same config; throws recur::Error naming what does not
   // fit.
@@ -109,6 +118,9 @@ class PpoTrainer final : public Algorithm {
   void agree_on_current_statistics();
   // One PPO update on rollouts_[slot] and the publish to the actor.
   void learn_from(int slot, Iteration& it);
+  // The pending rollout into save_state()'s JSON and tensors, and back (trainer_state.cc).
+  void save_pending(nlohmann::json& j, policy::TensorMap& tensors) const;
+  void restore_pending(const TrainerState& t, const policy::TensorMap& tensors);
 
   // Two rollout buffers: the learner reads one while the actor fills the other.
   Rollout rollouts_[2];

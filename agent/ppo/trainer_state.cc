@@ -9,6 +9,9 @@
 #include "agent/run/env_snapshot_json.h"
 #include "core/error.h"
 
+#include <algorithm>
+#include <type_traits>
+
 namespace recur::agent {
 namespace {
 using nlohmann::json;
@@ -30,12 +33,75 @@ void take_bulk_tensors(const policy::TensorMap& tensors, TrainerState& t) {
   t.recurrent_states = states->second.data;
   t.adam.clear();
   for (const auto& [name, tensor] : tensors)
-    if (name != kRecurrentStates) t.adam[name] = tensor.data;
+    if (name.starts_with("optim.")) t.adam[name] = tensor.data;
+}
+
+namespace {
+// The pending rollout's arrays by tensor name (uint8 flags travel as float 0/1: exact).
+template <typename R, typename F>  // R: Rollout or const Rollout
+void for_each_rollout_array(R& r, F&& f) {
+  f("pending.obs", r.obs);
+  f("pending.actions", r.actions);
+  f("pending.log_probs", r.log_probs);
+  f("pending.values", r.values);
+  f("pending.rewards", r.rewards);
+  f("pending.bootstrap_values", r.bootstrap_values);
+  f("pending.initial_state", r.initial_state);
+  f("pending.last_values", r.last_values);
+  f("pending.chunk_states", r.chunk_states);
+  f("pending.terminated", r.terminated);
+  f("pending.truncated", r.truncated);
+  f("pending.episode_start", r.episode_start);
+  f("pending.transition", r.transition);
+}
+}  // namespace
+
+void PpoTrainer::save_pending(json& j, policy::TensorMap& tensors) const {
+  const int slot = current_;
+  const Rollout& r = rollouts_[slot];
+  j["pending"] = {{"version", rollout_version_[slot]},
+                  {"env_steps", rollout_env_steps_[slot]},
+                  {"steps", r.T},
+                  {"has_reset_steps", r.has_reset_steps}};
+  for_each_rollout_array(r, [&](const char* name, const auto& v) {
+    tensors[name] =
+        policy::Tensor({static_cast<int64_t>(v.size())}, std::vector<float>(v.begin(), v.end()));
+  });
+}
+
+void PpoTrainer::restore_pending(const TrainerState& t, const policy::TensorMap& tensors) {
+  const TrainerState::Pending& p = *t.pending;
+  RECUR_CHECK(p.steps == config_.algo.rollout_steps,
+              "trainer state does not fit this run: its pending rollout has {} steps and "
+              "algo.rollout_steps is {}: resume with algo.rollout_steps: {}",
+              p.steps, config_.algo.rollout_steps, p.steps);
+  Rollout& r = rollouts_[0];
+  const int A = spec_.action_kind == policy::ActionKind::kDiscrete ? 1 : spec_.action_dim;
+  r.resize(p.steps, config_.env.num_envs, spec_.obs_dim, A, spec_.state_size());
+  for_each_rollout_array(r, [&](const char* name, auto& v) {
+    const auto it = tensors.find(name);
+    RECUR_CHECK(it != tensors.end() && it->second.data.size() == v.size(),
+                "trainer state does not fit this run: the pending rollout's tensor '{}' is {} "
+                "(expected {} values)",
+                name,
+                it == tensors.end() ? std::string("missing")
+                                    : fmt::format("{} values", it->second.data.size()),
+                v.size());
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    std::transform(it->second.data.begin(), it->second.data.end(), v.begin(),
+                   [](float x) { return static_cast<T>(x); });
+  });
+  r.has_reset_steps = p.has_reset_steps;
+  current_ = 0;
+  rollout_version_[0] = p.version;
+  rollout_env_steps_[0] = p.env_steps;
+  pending_ = true;
 }
 
 AlgorithmState PpoTrainer::save_state() const {
   json j;
-  RECUR_ASSERT(!pending_);  // async: settle() first, the pending rollout is not saved
+  // The pending rollout is saved on one process; a data-parallel run settles first.
+  RECUR_ASSERT(!pending_ || saves_pending());
   // Every env's recurrent state and Adam's moments are most of the state (1024 envs x LSTM-128:
   // 262,144 floats; ~10 MB as JSON text, written at every evaluation: ~0.1 s of training stalled
   // each time). They go to the job's tensor file in binary ("recur.trainer_state/2"), but in a
@@ -70,6 +136,7 @@ AlgorithmState PpoTrainer::save_state() const {
                {"started", loop_->started()}};
   j["ppo"] = {{"rng", rng_json(ppo_->rng().state())},
               {"nonfinite_streak", ppo_->consecutive_nonfinite()}};
+  if (pending_) save_pending(j, out.tensors);  // saves_pending(): format 2
   if (bulk_in_tensors) {
     out.tensors.merge(ppo_->engine().optimizer_tensors());  // "optim.adam.*": no clash
   } else {
@@ -144,6 +211,7 @@ void PpoTrainer::restore_state(const AlgorithmState& state, const policy::Tensor
   for (const auto& [name, data] : t.adam)
     adam[name] = policy::Tensor({static_cast<int64_t>(data.size())}, data);
   ppo_->engine().load_optimizer_tensors(adam);
+  if (t.pending) restore_pending(t, state.tensors);
 }
 
 }  // namespace recur::agent

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/rng.h"
@@ -43,10 +44,21 @@ struct TrainerState {
   std::map<std::string, std::vector<float>> adam;  // optimizer tensors by name, flattened
   // Format 2: recurrent_states and adam are empty here; take_bulk_tensors fills them.
   bool bulk_in_tensors = false;
+  // Format 2, async: the rollout collected but not yet trained on when the state was saved (its
+  // arrays are the tensors "pending.*"); nullopt when none was pending.
+  struct Pending {
+    int64_t version = 0;    // the actor weights' version that collected it
+    int64_t env_steps = 0;  // env steps at the end of its collection
+    int steps = 0;          // its length T
+    bool has_reset_steps = false;
+  };
+  std::optional<Pending> pending;
 };
 
-// Format 2's tensor (besides the optimizer's "optim.adam.*" ones, by their own names).
+// Format 2's tensors: this one, the optimizer's "optim.adam.*" (by their own names) and the
+// pending rollout's "pending.*".
 inline constexpr const char* kRecurrentStates = "recurrent_states";
+inline constexpr std::string_view kPendingPrefix = "pending.";
 
 // Trainer::save_state() text -> values; recur::Error naming what is missing or malformed.
 TrainerState parse_trainer_state(const std::string& text);

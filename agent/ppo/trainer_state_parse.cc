@@ -73,6 +73,16 @@ TrainerState parse_trainer_state(const std::string& text) {
     t.ppo_rng = rng_from(ppo.at("rng"), "ppo.rng");
     t.nonfinite_streak =
         static_cast<int>(integer(ppo.at("nonfinite_streak"), "ppo.nonfinite_streak", 0, kMaxInt));
+    if (j.contains("pending") && !j["pending"].is_null()) {
+      RECUR_CHECK(t.bulk_in_tensors, "pending: a rollout kept for the learner needs format 2");
+      const json& p = j["pending"];
+      TrainerState::Pending pending;
+      pending.version = integer(p.at("version"), "pending.version", 0);
+      pending.env_steps = integer(p.at("env_steps"), "pending.env_steps", 0);
+      pending.steps = static_cast<int>(integer(p.at("steps"), "pending.steps", 1, kMaxInt));
+      pending.has_reset_steps = boolean(p.at("has_reset_steps"), "pending.has_reset_steps");
+      t.pending = pending;
+    }
     if (!t.bulk_in_tensors) {
       RECUR_CHECK(j.at("adam").is_object(), "adam is {}, not a map", j["adam"].dump());
       for (const auto& [name, v] : j["adam"].items()) t.adam[name] = floats(v, "adam[]");

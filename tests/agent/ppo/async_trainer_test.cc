@@ -12,7 +12,10 @@
 
 #include "agent/config/yaml.h"
 #include "agent/ppo/trainer.h"
+#include "agent/ppo/trainer_state.h"
+#include "agent/run/resume_state.h"
 #include "agent/train_job.h"
+#include "policy/policy_checkpoint.h"
 #include "tests/support/temp_dir.h"
 
 using namespace recur;
@@ -114,40 +117,69 @@ TEST_CASE("async: runs repeat exactly (the threads share no state while both run
   CHECK(a.returns == b.returns);
 }
 
-TEST_CASE("async: a stop settles the pending rollout, checkpoints and resumes") {
+TEST_CASE("async: a stop keeps the pending rollout, and a resume anywhere continues exactly") {
   recur::test::TempDir dir("async_stop");
   auto c = small(true);
   c.run.output_dir = dir.path.string();
   c.run.total_env_steps = 1024;
-  c.run.eval_every =
-      480;  // evaluations (and settles) at 512 and at 960, one rollout before the end
+  c.run.eval_every = 480;  // evaluations (and saves) at 512 and at 960, one rollout before the end
   c.run.eval_episodes = 2;
   c.run.final_eval_episodes = 2;
+  auto latest = [](const std::filesystem::path& run) {
+    return policy::load_policy(run / "checkpoints" / "latest.safetensors").tensors;
+  };
   std::atomic<bool> stop{true};
   agent::TrainJobOptions o;
   o.name = "stop";
   o.stop_requested = &stop;
   const auto r = agent::run_train_job(c, agent::to_yaml(c), o);
   CHECK(r.interrupted);
-  CHECK(r.env_steps == 128);  // rollout 0 trained, rollout 1 collected meanwhile, then settled
-  // Resumed at an evaluation boundary, an async run continues exactly as an unbroken one.
+  CHECK(r.env_steps == 128);  // rollout 0 trained, rollout 1 collected meanwhile and kept
+  {
+    const auto text = recur::test::read_all(r.run_dir / "trainer_state.safetensors");
+    const auto state = agent::parse_resume_state(text, "test");
+    const auto t = agent::parse_trainer_state(state.trainer_states.at(0));
+    REQUIRE(t.pending.has_value());
+    CHECK(t.pending->steps == 16);
+    CHECK(t.pending->env_steps == 128);
+    CHECK(t.pending->version ==
+          0);  // collected during rollout 0's update, by the weights before it
+  }
   agent::TrainJobOptions full;
   full.name = "full";
   const auto unbroken = agent::run_train_job(c, agent::to_yaml(c), full);
-  // Evaluations settle the pipeline; it refills without collecting past the budget.
-  CHECK(unbroken.env_steps == 1024);
+  CHECK(unbroken.env_steps == 1024);  // the pipeline collects nothing past the budget
+  // Stopped at an evaluation (512, drained there as the unbroken run is) and between two (704,
+  // with a rollout pending), then resumed: the same evaluations, final evaluation and weights as
+  // the unbroken run. Draining at the stop made the run after 704 another one.
+  for (const int64_t at : {512, 704}) {
+    CAPTURE(at);
+    agent::TrainJobOptions part;
+    part.name = "part" + std::to_string(at);
+    part.stop_at_env_steps = at;
+    const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
+    CHECK(first.interrupted);
+    agent::TrainJobOptions rest;
+    rest.resume_dir = first.run_dir;
+    const auto resumed = agent::run_train_job(c, agent::to_yaml(c), rest);
+    CHECK_FALSE(resumed.interrupted);
+    CHECK(resumed.final_eval.returns == unbroken.final_eval.returns);
+    auto eval_rows = [](const std::filesystem::path& p) {
+      return recur::test::read_all(p / "eval.csv");
+    };
+    CHECK(eval_rows(resumed.run_dir) == eval_rows(unbroken.run_dir));
+    CHECK(same_weights(latest(resumed.run_dir), latest(unbroken.run_dir)));
+  }
+  // Resumed with algo.async off, the kept rollout is trained on, then the run goes on in step.
+  auto sync = c;
+  sync.algo.async = false;
   agent::TrainJobOptions part;
-  part.name = "part";
-  part.stop_at_env_steps = 512;
+  part.name = "to_sync";
+  part.stop_at_env_steps = 704;
   const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
-  CHECK(first.interrupted);
   agent::TrainJobOptions rest;
   rest.resume_dir = first.run_dir;
-  const auto resumed = agent::run_train_job(c, agent::to_yaml(c), rest);
+  const auto resumed = agent::run_train_job(sync, agent::to_yaml(sync), rest);
   CHECK_FALSE(resumed.interrupted);
-  CHECK(resumed.final_eval.returns == unbroken.final_eval.returns);
-  auto eval_rows = [](const std::filesystem::path& p) {
-    return recur::test::read_all(p / "eval.csv");
-  };
-  CHECK(eval_rows(resumed.run_dir) == eval_rows(unbroken.run_dir));
+  CHECK(resumed.env_steps == 1024);
 }

@@ -98,6 +98,16 @@ TEST_CASE("trainer state: malformed values are recur::Errors naming the field") 
   t["loop"]["next_episode_start"] = {0, 2};
   CHECK_THROWS_WITH_AS(agent::parse_trainer_state(t.dump()),
                        doctest::Contains("loop.next_episode_start = 2 is out of range"), Error);
+  // A pending rollout (async) lives in format 2's tensors; its counts are checked.
+  t = small_trainer_state();
+  t["pending"] = {{"version", 0}, {"env_steps", 64}, {"steps", 16}, {"has_reset_steps", false}};
+  CHECK_THROWS_WITH_AS(agent::parse_trainer_state(t.dump()), doctest::Contains("needs format 2"),
+                       Error);
+  t["format"] = "recur.trainer_state/2";
+  CHECK(agent::parse_trainer_state(t.dump()).pending->steps == 16);
+  t["pending"]["steps"] = 0;
+  CHECK_THROWS_WITH_AS(agent::parse_trainer_state(t.dump()), doctest::Contains("pending.steps"),
+                       Error);
   CHECK_THROWS_AS(agent::parse_trainer_state("[1]"), Error);
   CHECK_THROWS_AS(agent::parse_resume_state(R"({"trainer": 1, "job": {}})", "f"), Error);
 }

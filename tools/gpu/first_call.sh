@@ -29,7 +29,8 @@
 #                     (the CartPole-class 3M goal is learner-bound)
 #   summary.txt       one line per section; then the learning checks on cuda/cuda: the GPU
 #                     config's time to 200 (beside Sample Factory's 62.8 s), the CartPole-class
-#                     config to 475 with persist_small_h (3.6 s with standard), the fast config with
+#                     config to 475 sync, async and sync with persist_small_h (3.6 s async with
+#                     standard), the LunarLander fast config sync on seed 0, the fast config with
 #                     tf32 on seeds 0-2 and bf16 on seeds 1-2 (train-*.txt, their eval.csv and
 #                     progress.csv), `bench envs --policy` on the tf32 runs
 #                     (bench-envs-policy.txt), the cores on the CUDA learner, then the older GPU
@@ -141,9 +142,18 @@ train_fast() {
 # Factory at the same shape: 62.8 s), then the learning checks of tensor-core math and bf16 data
 # on the fast config (one bf16 seed so far: 200 at 5.01M env steps; fp32 seed 0 at 3.28M).
 section "train gpu config to target" 60 && train_fast gpu lunar_lander_gpu
-# The same function with persist_small_h (cut sequences padded): 475 at 2.10M in 3.6 s before.
+# The CartPole-class config is synchronous now: 475 at 1.57M env steps on the CPU where async took
+# 2.10-2.62M (docs/PERFORMANCE.md, "Saving at an evaluation"); async reached it at 2.10M in 3.6 s
+# on 2026-11-30. Both to the target, then sync with persist_small_h (cut sequences padded).
+section "train cartpole fast sync" 30 && train_fast cartpole-fast cartpole_novel_gpu_fast
+section "train cartpole fast async" 30 && train_fast cartpole-fast-async \
+  cartpole_novel_gpu_fast --set algo.async=true
 section "train cartpole fast persist" 30 && train_fast cartpole-fast-persist \
   cartpole_novel_gpu_fast --set device.cudnn_algo=persist_small_h
+# The LunarLander fast config synchronous: 3.01M, 2.26M, 4.26M env steps to 200 on the CPU against
+# 3.77M, 3.51M, 3.77M async, at 382k against 527k env steps/s on the H200: which is first to 200?
+section "train fast sync seed 0" 45 && train_fast fast-sync lunar_lander_gpu_fast \
+  --set algo.async=false
 for seed in 0 1 2; do
   section "train fast tf32 seed $seed" 45 && train_fast "fast-tf32-$seed" lunar_lander_gpu_fast \
     --set device.cudnn_math=tf32 --set run.seed=$seed

@@ -97,6 +97,12 @@ struct AlgoConfig {
   // and each sample's advantage is weighted by min(1, pi_start / pi_behaviour) (decoupled PPO,
   // Hilton et al. 2021, with IMPALA's rho-bar = 1). Measured: docs/PERFORMANCE.md.
   bool async_anchor = true;
+  // With async_anchor: the advantages and returns are recomputed (GAE) from the learner's critic
+  // at the start of the update too, instead of the behaviour critic's values one update older
+  // (the bootstrap values of truncations and the value after the last step stay the actor's).
+  // Not with algo.bptt_steps cutting the rollout (the cut pieces' GAE needs the whole rollout).
+  // Measured: docs/PERFORMANCE.md, "Advantages from the learner's critic".
+  bool async_anchor_values = true;
 
   bool operator==(const AlgoConfig&) const = default;
 };

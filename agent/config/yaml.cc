@@ -101,6 +101,7 @@ const std::vector<Section>& sections() {
         field("normalize_advantage", &T::algo, &A::normalize_advantage),
         field("async", &T::algo, &A::async),
         field("async_anchor", &T::algo, &A::async_anchor),
+        field("async_anchor_values", &T::algo, &A::async_anchor_values),
         field("adam_eps", &T::algo, &A::adam_eps),
         field("on_nonfinite", &T::algo, &A::on_nonfinite),
         field("max_nonfinite_updates", &T::algo, &A::max_nonfinite_updates)}},

@@ -238,13 +238,16 @@ class CudaPpoEngine final : public PpoEngine {
 
   // The forward pass of compute() alone (same row gather, same stored states and resets); the
   // (T, B) log-probs come back to the host. Compiled only: no GPU has run it yet.
-  void log_probs(std::span<const int> envs, std::span<float> out) override {
+  void log_probs(std::span<const int> envs, std::span<float> out,
+                 std::span<float> values) override {
     use_device();
     RECUR_ASSERT(r_ != nullptr);
     RECUR_ASSERT(out.size() == static_cast<size_t>(r_->T) * envs.size());
+    RECUR_ASSERT(values.empty() || values.size() == out.size());
     const cudaStream_t s = learner_.stream();
     forward(envs, s);
     logp_.download(out, s);
+    if (!values.empty()) values_.download(values, s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 

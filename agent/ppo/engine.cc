@@ -157,7 +157,8 @@ class HostPpoEngine final : public PpoEngine {
     return out;
   }
 
-  void log_probs(std::span<const int> envs, std::span<float> out) override {
+  void log_probs(std::span<const int> envs, std::span<float> out,
+                 std::span<float> values) override {
     RECUR_ASSERT(r_ != nullptr);
     const Rollout& r = *r_;
     const int T = r.T, N = r.N, B = static_cast<int>(envs.size());
@@ -175,6 +176,10 @@ class HostPpoEngine final : public PpoEngine {
     values_.resize(m);
     learner_.evaluate(T, B, obs_, actions_, starts_, state0_, logp_, ent_, values_);
     std::copy(logp_.begin(), logp_.end(), out.begin());
+    if (!values.empty()) {
+      RECUR_ASSERT(values.size() == m);
+      std::copy(values_.begin(), values_.end(), values.begin());
+    }
   }
 
   double average_gradients(dist::Communicator& comm, std::span<float> extra,

@@ -71,10 +71,12 @@ class PpoEngine {
   virtual MinibatchResult compute(std::span<const int> envs, const kernels::PpoLossConfig& loss,
                                   bool normalize_advantage) = 0;
   // Log-probabilities of the rollout's actions under the current parameters, for env columns
-  // `envs` of the rollout given to begin_update: out is (T, envs.size()), time-major. Replays the
+  // `envs` of the rollout given to begin_update: out is (T, envs.size()), time-major; `values`
+  // (the same shape, or empty: not wanted) the critic's values of those steps. Replays the
   // columns as compute() does, without a backward pass: the async mode's proximal policy
-  // (algo.async_anchor).
-  virtual void log_probs(std::span<const int> envs, std::span<float> out) = 0;
+  // (algo.async_anchor) and critic (algo.async_anchor_values).
+  virtual void log_probs(std::span<const int> envs, std::span<float> out,
+                         std::span<float> values) = 0;
   // Data-parallel training (agent/dist/): replaces the gradients of the last compute() with their
   // mean over the ranks of `comm`, together with `extra` (a few scalars riding along, averaged
   // too), in ONE all-reduce of one flat buffer; returns the global L2 norm of the averaged

@@ -52,15 +52,15 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
               "factory or a SAME_STEP vector env");
   // The learner's columns: whole env sequences, or with algo.bptt_steps the rollout's pieces.
   const bool cut = cfg_.bptt_steps > 0 && cfg_.bptt_steps < rollout.T;
+  const bool anchor = policy_lag > 0 && cfg_.async_anchor;
+  // The anchor's critic values need GAE after them: the host flow does that (and a cut rollout's
+  // pieces cannot run GAE again: they keep the behaviour values).
+  const bool anchor_values = anchor && cfg_.async_anchor_values && !cut;
   // GAE and the async anchor where the learner runs (engine.h), unless the cut needs the
   // advantages on the host first.
-  const bool engine_math = engine_math_ && !cut && engine_->computes_rollout_math();
-  if (!engine_math)
-    compute_gae(rollout.T, rollout.N, cfg_.gamma, cfg_.gae_lambda, rollout.rewards, rollout.values,
-                rollout.terminated, rollout.truncated, rollout.bootstrap_values,
-                rollout.last_values, rollout.advantages, rollout.returns,
-                rollout.has_reset_steps ? std::span<const uint8_t>(rollout.transition)
-                                        : std::span<const uint8_t>());
+  const bool engine_math =
+      engine_math_ && !cut && !anchor_values && engine_->computes_rollout_math();
+  if (!engine_math) gae(rollout);
   if (cut) cut_into_sequences(rollout, cfg_.bptt_steps, sequences_);
   Rollout& r = cut ? sequences_ : rollout;
   const int N = r.N;
@@ -84,11 +84,11 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
     engine_->begin_update_gae(r, cfg_.gamma, cfg_.gae_lambda);
   else
     engine_->begin_update(r);
-  if (policy_lag > 0 && cfg_.async_anchor) {
+  if (anchor) {
     if (engine_math) {
       engine_->anchor_to_proximal(per_mb);
     } else {
-      anchor_to_proximal(r, per_mb);
+      anchor_to_proximal(r, per_mb, anchor_values);
       engine_->begin_update(r);  // an engine that copies the rollout sees the new columns
     }
   }
@@ -195,21 +195,37 @@ float PpoUpdater::rank_weight(int T) {
 
 // The proximal policy: the learner's before this update. Ratios are taken against it; the
 // behaviour policy (one update older) enters as a truncated importance weight.
-void PpoUpdater::anchor_to_proximal(Rollout& r, int per_mb) {
+void PpoUpdater::anchor_to_proximal(Rollout& r, int per_mb, bool values) {
   const int T = r.T, N = r.N;
   anchor_logp_.resize(static_cast<size_t>(T) * per_mb);
+  anchor_values_.resize(values ? anchor_logp_.size() : 0);
+  anchor_prox_.resize(static_cast<size_t>(T) * N);
   std::vector<int> cols(static_cast<size_t>(per_mb));
   for (int first = 0; first < N; first += per_mb) {
     std::iota(cols.begin(), cols.end(), first);
-    engine_->log_probs(cols, anchor_logp_);
+    engine_->log_probs(cols, anchor_logp_, anchor_values_);
     for (int t = 0; t < T; ++t)
       for (int j = 0; j < per_mb; ++j) {
         const size_t i = static_cast<size_t>(t) * N + first + j;
-        const float prox = anchor_logp_[static_cast<size_t>(t) * per_mb + j];
-        r.advantages[i] *= kernels::anchor_weight(prox, r.log_probs[i]);
-        r.log_probs[i] = prox;
+        const size_t k = static_cast<size_t>(t) * per_mb + j;
+        anchor_prox_[i] = anchor_logp_[k];
+        if (values) r.values[i] = anchor_values_[k];
       }
   }
+  // Advantages from the learner's critic: its values of the stored steps, one update newer than
+  // the actor's (measured: fewer env steps to target on both async configs).
+  if (values) gae(r);
+  for (size_t i = 0; i < anchor_prox_.size(); ++i) {
+    r.advantages[i] *= kernels::anchor_weight(anchor_prox_[i], r.log_probs[i]);
+    r.log_probs[i] = anchor_prox_[i];
+  }
+}
+
+void PpoUpdater::gae(Rollout& r) const {
+  compute_gae(
+      r.T, r.N, cfg_.gamma, cfg_.gae_lambda, r.rewards, r.values, r.terminated, r.truncated,
+      r.bootstrap_values, r.last_values, r.advantages, r.returns,
+      r.has_reset_steps ? std::span<const uint8_t>(r.transition) : std::span<const uint8_t>());
 }
 
 // DD-PPO: the mean gradient of all ranks' minibatches, which is the gradient of their union's

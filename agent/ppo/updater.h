@@ -78,7 +78,10 @@ class PpoUpdater {
 
  private:
   float rank_weight(int T);
-  void anchor_to_proximal(Rollout& r, int per_mb);
+  // values: the learner's critic replaces r's values and GAE runs again (async_anchor_values).
+  void anchor_to_proximal(Rollout& r, int per_mb, bool values);
+  // GAE of r into its advantages and returns (agent/ppo/gae.h).
+  void gae(Rollout& r) const;
   void average_across_ranks(MinibatchResult& res, float weight);
   void count_nonfinite_streak(const UpdateStats& stats, const std::string& first_skip);
   void check_weights_finite(int64_t env_steps) const;
@@ -91,8 +94,10 @@ class PpoUpdater {
   dist::Communicator* comm_ = nullptr;
   double all_reduce_seconds_ = 0;
   bool unequal_rollouts_ = false;
-  std::vector<float> anchor_logp_;  // (T, N / num_minibatches) scratch of async_anchor
-  Rollout sequences_;               // algo.bptt_steps: the rollout cut into sequences (bptt.h)
+  std::vector<float> anchor_logp_;    // (T, N / num_minibatches) scratch of async_anchor
+  std::vector<float> anchor_values_;  // the same, the critic's (async_anchor_values)
+  std::vector<float> anchor_prox_;    // (T, N): every column's proximal log-probs
+  Rollout sequences_;                 // algo.bptt_steps: the rollout cut into sequences (bptt.h)
   bool deferred_steps_ = true;
   bool engine_math_ = true;
   std::vector<Rng::State> epoch_rng_;  // deferred steps: the rng after each epoch's shuffle

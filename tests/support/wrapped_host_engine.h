@@ -75,8 +75,9 @@ class WrappedHostEngine : public agent::PpoEngine {
                                  bool normalize) override {
     return inner_->compute(envs, loss, normalize);
   }
-  void log_probs(std::span<const int> envs, std::span<float> out) override {
-    inner_->log_probs(envs, out);
+  void log_probs(std::span<const int> envs, std::span<float> out,
+                 std::span<float> values) override {
+    inner_->log_probs(envs, out, values);
   }
   double average_gradients(agent::dist::Communicator& c, std::span<float> e, float w) override {
     return inner_->average_gradients(c, e, w);

@@ -59,7 +59,7 @@ double replay_error(const policy::PolicySpec& spec, const policy::TensorMap& par
   std::vector<int> columns(static_cast<size_t>(cut.N));
   std::iota(columns.begin(), columns.end(), 0);
   std::vector<float> logp(static_cast<size_t>(cut.T) * cut.N);
-  engine->log_probs(columns, logp);
+  engine->log_probs(columns, logp, {});
   double worst = 0;
   for (size_t i = 0; i < logp.size(); ++i)
     worst = std::max(worst, std::abs(static_cast<double>(logp[i]) - cut.log_probs[i]));

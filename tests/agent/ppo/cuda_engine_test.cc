@@ -396,6 +396,8 @@ TEST_CASE("CUDA PPO engine's GAE and async anchor on the device equal the host f
   agent::AlgoConfig cfg;
   cfg.epochs = 2;
   cfg.num_minibatches = 4;
+  // The anchor's critic values run the host flow in both (the next case checks their values).
+  cfg.async_anchor_values = false;
   for (const int lag : {0, 1}) {
     CAPTURE(lag);
     const MathOutcome d = run_math(spec, cfg, true, lag, rollouts);
@@ -425,6 +427,34 @@ TEST_CASE("CUDA PPO engine's GAE and async anchor on the device equal the host f
 
 // device.tower_streams 2 through whole updates (deferred steps, no host wait between minibatches;
 // GAE and the async anchor on the device): the weights and statistics of one stream, bit for bit.
+TEST_CASE("CUDA PPO engine's proximal log-probs and critic values equal the host engine's") {
+  // algo.async_anchor_values reads the critic's values of the rollout's steps from log_probs().
+  if (!test::gpu_or_skip("CUDA PPO log_probs with values")) return;
+  for (const bool shared : {true, false}) {
+    CAPTURE(shared);
+    const policy::PolicySpec spec =
+        spec_for(policy::ActionKind::kDiscrete, shared, policy::CellType::kLstm);
+    Rng rng(31);
+    const policy::TensorMap params = policy::init_policy(spec, rng);
+    auto host = agent::make_host_ppo_engine(spec, policy::Placement{}, 1e-5f);
+    auto gpu = agent::make_cuda_ppo_engine(spec, cuda_placement(), 1e-5f);
+    host->load(params);
+    gpu->load(params);
+    const agent::Rollout r = random_rollout(spec, 9, 10, rng);
+    host->begin_update(r);
+    gpu->begin_update(r);
+    const std::vector<int> envs = {7, 2, 9, 0, 4};
+    std::vector<float> hl(9 * envs.size()), hv(hl.size()), gl(hl.size()), gv(hl.size());
+    host->log_probs(envs, hl, hv);
+    gpu->log_probs(envs, gl, gv);
+    CHECK(rel_err(gl, hl) <= 1e-5);
+    CHECK(rel_err(gv, hv) <= 1e-5);
+    std::vector<float> only(hl.size());
+    gpu->log_probs(envs, only, {});  // values not wanted: the same log-probs
+    CHECK(only == gl);
+  }
+}
+
 TEST_CASE("CUDA PPO updates with the critic's tower on its own stream equal one stream") {
   if (!test::gpu_or_skip("CUDA PPO tower streams")) return;
   const policy::PolicySpec spec =

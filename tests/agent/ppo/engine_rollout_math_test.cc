@@ -8,11 +8,13 @@
 // engine's own rollout math is compared in cuda_engine_test.cc (GPU).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "agent/ppo/engine.h"
 #include "agent/ppo/updater.h"
 #include "kernels/gae_math.h"
 #include "kernels/proximal_anchor.h"
@@ -52,9 +54,10 @@ class RolloutMathEngine : public test::WrappedHostEngine {
     ++plain_updates;
     inner().begin_update(r);
   }
-  void log_probs(std::span<const int> envs, std::span<float> out) override {
+  void log_probs(std::span<const int> envs, std::span<float> out,
+                 std::span<float> values) override {
     ++host_anchor_chunks;
-    inner().log_probs(envs, out);
+    inner().log_probs(envs, out, values);
   }
 
   bool computes_rollout_math() const override { return true; }
@@ -83,7 +86,7 @@ class RolloutMathEngine : public test::WrappedHostEngine {
     std::vector<float> prox(rows.size());
     for (int first = 0; first < N; first += per_mb) {
       std::iota(cols.begin(), cols.end(), first);
-      inner().log_probs(cols, prox);  // (T, per_mb), time-major
+      inner().log_probs(cols, prox, {});  // (T, per_mb), time-major
       for (int t = 0; t < T; ++t)
         for (int j = 0; j < per_mb; ++j)
           rows[static_cast<size_t>(t) * per_mb + j] = t * N + first + j;
@@ -179,6 +182,7 @@ TEST_CASE("an engine's own GAE and async anchor give the host flow's update bit 
           doctest::Approx(e.after[0].advantages[5] + rollouts[0].values[5]));
   }
   SUBCASE("async with the anchor: the anchor where the learner runs too") {
+    cfg.async_anchor_values = false;  // the critic's values need the host flow (next case)
     const Outcome e = run(cfg, true, 1, rollouts), h = run(cfg, false, 1, rollouts);
     check_same(e, h);
     CHECK(e.engine_anchors == 2);
@@ -188,6 +192,40 @@ TEST_CASE("an engine's own GAE and async anchor give the host flow's update bit 
     CHECK(h.plain_updates == 4);       // the host flow uploads again after its anchor
     // The anchor changed the log-probs (the update's proximal policy replaced the behaviour's).
     CHECK(e.after[1].log_probs != rollouts[1].log_probs);
+  }
+  SUBCASE("async with the anchor's critic values: the host flow, its GAE from the learner") {
+    const Outcome e = run(cfg, true, 1, rollouts), h = run(cfg, false, 1, rollouts);
+    check_same(e, h);
+    CHECK(e.gae_updates == 0);
+    CHECK(e.engine_anchors == 0);
+    CHECK(e.host_anchor_chunks == 8);
+    // The first update's values are the learner's critic at its start: the initial weights.
+    const policy::PolicySpec s = test::small_policy_spec();
+    Rng init(3);  // run()'s
+    auto critic = agent::make_host_ppo_engine(s, policy::Placement{}, 1e-5f);
+    critic->load(policy::init_policy(s, init));
+    critic->begin_update(rollouts[0]);
+    const int T = rollouts[0].T, N = rollouts[0].N;
+    std::vector<int> all(static_cast<size_t>(N));
+    std::iota(all.begin(), all.end(), 0);
+    std::vector<float> logp(static_cast<size_t>(T) * N), values(logp.size());
+    critic->log_probs(all, logp, values);
+    REQUIRE(values.size() == e.after[0].values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      REQUIRE(e.after[0].values[i] == doctest::Approx(values[i]).epsilon(1e-5));
+    CHECK(e.after[0].values != rollouts[0].values);
+    CHECK(
+        std::equal(logp.begin(), logp.end(), e.after[0].log_probs.begin()));  // proximal, as before
+    // Returns are GAE's of the new values: return = advantage + value where the anchor's weight
+    // left the advantage alone (it scales advantages only).
+    int unweighted = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (kernels::anchor_weight(logp[i], rollouts[0].log_probs[i]) != 1.0f) continue;
+      ++unweighted;
+      CHECK(e.after[0].returns[i] ==
+            doctest::Approx(e.after[0].advantages[i] + e.after[0].values[i]).epsilon(1e-5));
+    }
+    CHECK(unweighted > 0);
   }
   SUBCASE("async with algo.async_anchor off: no anchor either way") {
     cfg.async_anchor = false;

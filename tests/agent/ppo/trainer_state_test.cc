@@ -55,6 +55,31 @@ json small_resume_state() {
             {"elapsed", 0.5}}}};
 }
 
+// A CartPole job of 256 env steps (2 envs x 16 steps an update) writing under `dir`.
+agent::TrainConfig small_job(const std::filesystem::path& dir, int final_eval_episodes) {
+  agent::TrainConfig c;
+  c.env.id = "CartPole-v1";
+  c.env.num_envs = 2;
+  c.policy.encoder = {8};
+  c.policy.hidden = 8;
+  c.algo.rollout_steps = 16;
+  c.algo.epochs = 1;
+  c.algo.num_minibatches = 1;
+  c.run.total_env_steps = 256;
+  c.run.eval_every = 0;
+  c.run.final_eval_episodes = final_eval_episodes;
+  c.run.output_dir = dir.string();
+  return c;
+}
+
+// The job stopped at 64 env steps, its resume state written.
+agent::TrainJobResult stopped_at_64(const agent::TrainConfig& c) {
+  agent::TrainJobOptions part;
+  part.name = "part";
+  part.stop_at_env_steps = 64;
+  return agent::run_train_job(c, agent::to_yaml(c), part);
+}
+
 std::string read_all(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -117,22 +142,8 @@ TEST_CASE("trainer state: a resume with more episode-start flags than envs is re
   const auto dir = std::filesystem::temp_directory_path() /
                    ("recur_trainer_state_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  agent::TrainConfig c;
-  c.env.id = "CartPole-v1";
-  c.env.num_envs = 2;
-  c.policy.encoder = {8};
-  c.policy.hidden = 8;
-  c.algo.rollout_steps = 16;
-  c.algo.epochs = 1;
-  c.algo.num_minibatches = 1;
-  c.run.total_env_steps = 256;
-  c.run.eval_every = 0;
-  c.run.final_eval_episodes = 1;
-  c.run.output_dir = dir.string();
-  agent::TrainJobOptions part;
-  part.name = "part";
-  part.stop_at_env_steps = 64;
-  const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
+  const agent::TrainConfig c = small_job(dir, 1);
+  const auto first = stopped_at_64(c);
   REQUIRE(first.interrupted);
 
   const auto file = first.run_dir / "trainer_state.safetensors";
@@ -159,22 +170,8 @@ TEST_CASE(
   const auto dir = std::filesystem::temp_directory_path() /
                    ("recur_trainer_state_bulk_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  agent::TrainConfig c;
-  c.env.id = "CartPole-v1";
-  c.env.num_envs = 2;
-  c.policy.encoder = {8};
-  c.policy.hidden = 8;
-  c.algo.rollout_steps = 16;
-  c.algo.epochs = 1;
-  c.algo.num_minibatches = 1;
-  c.run.total_env_steps = 256;
-  c.run.eval_every = 0;
-  c.run.final_eval_episodes = 2;
-  c.run.output_dir = (dir / "a").string();
-  agent::TrainJobOptions part;
-  part.name = "part";
-  part.stop_at_env_steps = 64;
-  const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
+  const agent::TrainConfig c = small_job(dir / "a", 2);
+  const auto first = stopped_at_64(c);
   REQUIRE(first.interrupted);
 
   const auto file = first.run_dir / "trainer_state.safetensors";

@@ -12,7 +12,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/rng.h"
@@ -56,9 +55,8 @@ struct TrainerState {
 };
 
 // Format 2's tensors: this one, the optimizer's "optim.adam.*" (by their own names) and the
-// pending rollout's "pending.*".
+// pending rollout's "pending.*" (PpoTrainer::save_pending).
 inline constexpr const char* kRecurrentStates = "recurrent_states";
-inline constexpr std::string_view kPendingPrefix = "pending.";
 
 // Trainer::save_state() text -> values; recur::Error naming what is missing or malformed.
 TrainerState parse_trainer_state(const std::string& text);

@@ -102,8 +102,9 @@ class Algorithm {
   // settle() trains on it without collecting more, so that its state can be saved.
   virtual bool pending() const { return false; }
   virtual Iteration settle() { return {}; }
-  // save_state() also saves pending data (and restore_state() brings it back pending), so that
-  // evaluations and stops need no settle(): training then goes on as if nothing had been saved.
+  // save_state() also saves pending data (and restore_state() brings it back pending), so that a
+  // stop needs no settle(): the resumed run goes on as if it had not been stopped. (The job
+  // still settles at evaluation points: train_job.cc says why.)
   virtual bool saves_pending() const { return false; }
 
   // Resume state (requires !pending() unless saves_pending()), and its restore into an

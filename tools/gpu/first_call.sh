@@ -63,14 +63,15 @@ section info 10 && {
 } >"$out/info.txt" 2>&1
 
 changed_files='*cuda_sequence_executor_test*,*gpu_policy_test*,*action_heads_test*'
-changed_files+=',*cudnn_sequence_executor_test*'
+changed_files+=',*cudnn_sequence_executor_test*,*cuda_engine_test*'
 new_files='*step_guard_test*,*gae_test*,*proximal_anchor_test*,*state_gather_test*,*low_float_test*'
-new_files+=',*learner_kernels_test*,*cuda_engine_test*,*cuda_learner_tower_streams_test*'
+new_files+=',*learner_kernels_test*,*cuda_learner_tower_streams_test*'
 new_files+=',*cuda_learner_device_states_test*,*cuda_step_executor_test*,*cuda_policy_actor_test*'
 if section "GPU cases" 60; then
   t0=$SECONDS
   # Changed since the 2026-11-30 run: the fused executor's column sums, the heads test's
-  # threshold, cuDNN's persistent algorithm on cut batches.
+  # threshold, cuDNN's persistent algorithm on cut batches, the CUDA PPO engine's critic values
+  # for algo.async_anchor_values.
   cases "$out/new-cases.txt" -sf="$changed_files"
   mv "$out/new-cases.txt" "$out/changed-cases.txt"
   [[ -f $out/new-cases.log ]] && mv "$out/new-cases.log" "$out/changed-cases.log"

@@ -291,10 +291,14 @@ class Tuner:
                     trial.report(value, reported)
                     should = trial.should_prune()
                 reported += 1
-                if should and running:
+                # Pruned whether or not the runs are still going: a run that finished before this
+                # poll read its rows is judged by them as a slower one would be (Optuna's own
+                # semantics), so the outcome does not depend on how fast the trial ran.
+                if should:
                     pruned = True
-                    for run in runs:
-                        run.interrupt()
+                    if running:
+                        for run in runs:
+                            run.interrupt()
             if not running:
                 return reported, pruned, stopped
             if self.stop.is_set():

@@ -61,8 +61,7 @@ ActorLoop::ActorLoop(envs::BatchEnv& venv, policy::PolicyActor& actor, uint64_t 
                 actor.groups(), venv.id());
   }
   starts_.assign(n, 1);
-  const int adim =
-      actor.spec().action_kind == policy::ActionKind::kDiscrete ? 1 : actor.spec().action_dim;
+  const int adim = actor.spec().action_width();
   actions_.assign(n * adim, 0.0f);
   log_probs_.assign(n, 0.0f);
   values_.assign(n, 0.0f);

@@ -52,7 +52,7 @@ EvalResult evaluate_policy(const policy::PolicySpec& spec, const policy::TensorM
   std::vector<int> target(static_cast<size_t>(n)), done(static_cast<size_t>(n), 0);
   for (int i = 0; i < n; ++i)
     target[static_cast<size_t>(i)] = std::max(0, (config.episodes - i + n - 1) / n);
-  const int adim = spec.action_kind == policy::ActionKind::kDiscrete ? 1 : spec.action_dim;
+  const int adim = spec.action_width();
   std::vector<float> actions(static_cast<size_t>(n) * adim), lp(static_cast<size_t>(n)),
       v(static_cast<size_t>(n));
   std::vector<uint8_t> starts(venv.episode_start().begin(), venv.episode_start().end());

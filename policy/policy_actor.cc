@@ -122,8 +122,7 @@ void PolicyActor::act(std::span<const float> obs, std::span<const uint8_t> episo
   RECUR_CHECK_ARG(obs.size() == b * spec_.obs_dim, "act: obs has {} floats, expected {} x {}",
                   obs.size(), slots_, spec_.obs_dim);
   if (!groups_.empty()) {
-    const size_t a =
-        spec_.action_kind == ActionKind::kDiscrete ? 1 : static_cast<size_t>(spec_.action_dim);
+    const auto a = static_cast<size_t>(spec_.action_width());
     RECUR_CHECK_ARG(actions.size() == b * a && log_probs.size() == b && values.size() == b &&
                         episode_start.size() == b,
                     "act: output buffers have the wrong sizes for {} slots", slots_);

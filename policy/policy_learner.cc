@@ -99,7 +99,7 @@ void PolicyLearner::evaluate(int T, int B, std::span<const float> obs,
                              std::span<const float> initial_state, std::span<float> log_probs,
                              std::span<float> entropies, std::span<float> values) {
   const auto tb = static_cast<size_t>(T) * B;
-  const int adim = spec_.action_kind == ActionKind::kDiscrete ? 1 : spec_.action_dim;
+  const int adim = spec_.action_width();
   RECUR_CHECK_ARG(T >= 1 && B >= 1, "evaluate: T {} and B {} must be >= 1", T, B);
   RECUR_CHECK_ARG(obs.size() == tb * spec_.obs_dim && actions.size() == tb * adim &&
                       episode_start.size() == tb &&

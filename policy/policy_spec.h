@@ -77,6 +77,8 @@ struct PolicySpec {
   float exploration_noise = 0.1f;
 
   int feature_dim() const { return encoder.empty() ? obs_dim : encoder.back(); }
+  // Floats per action in the actor's outputs and the rollout: a Discrete action is its index.
+  int action_width() const { return action_kind == ActionKind::kDiscrete ? 1 : action_dim; }
   CoreSpec core_spec() const {
     return {cell, feature_dim(), hidden, layers, cell_clip, norm_epsilon};
   }

@@ -76,8 +76,7 @@ void PpoTrainer::restore_pending(const TrainerState& t, const policy::TensorMap&
               "algo.rollout_steps is {}: resume with algo.rollout_steps: {}",
               p.steps, config_.algo.rollout_steps, p.steps);
   Rollout& r = rollouts_[0];
-  const int A = spec_.action_kind == policy::ActionKind::kDiscrete ? 1 : spec_.action_dim;
-  r.resize(p.steps, config_.env.num_envs, spec_.obs_dim, A, spec_.state_size());
+  r.resize(p.steps, config_.env.num_envs, spec_.obs_dim, spec_.action_width(), spec_.state_size());
   for_each_rollout_array(r, [&](const char* name, auto& v) {
     const auto it = tensors.find(name);
     RECUR_CHECK(it != tensors.end() && it->second.data.size() == v.size(),

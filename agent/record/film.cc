@@ -78,7 +78,7 @@ double film_episode(envs::BatchEnv& env, const FrameSource& frame, int fps,
   policy::PolicyActor actor(spec, 1, placement);
   actor.load(tensors);
   Rng rng(derive_seed(seed, kActionStream));
-  const int width = spec.action_kind == policy::ActionKind::kDiscrete ? 1 : spec.action_dim;
+  const int width = spec.action_width();
   std::vector<float> action(static_cast<size_t>(width)), log_prob(1), value(1);
   std::vector<uint8_t> start(1, 1);
   env.reset(seed);

@@ -38,7 +38,7 @@ CudaPolicyActor::CudaPolicyActor(const PolicySpec& spec, int slots, const CudaSt
       slots_(slots),
       options_(options),
       device_(use_device(options.device)),
-      action_floats_(spec.action_kind == ActionKind::kDiscrete ? 1 : spec.action_dim),
+      action_floats_(spec.action_width()),
       host_actor_head_(spec.actor_head_spec()),
       host_critic_head_(spec.critic_head_spec()) {
   spec.validate();

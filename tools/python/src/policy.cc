@@ -58,9 +58,7 @@ class PyPolicy {
   const Target& target() const { return target_; }
   const policy::PolicySpec& spec() const { return target_.checkpoint.spec; }
   policy::Device device() const { return placement_.device; }
-  int action_width() const {
-    return spec().action_kind == policy::ActionKind::kDiscrete ? 1 : spec().action_dim;
-  }
+  int action_width() const { return spec().action_width(); }
 
   // n slots: obs (n, obs_dim), state (n, state_size), episode_start (n) in; actions
   // (n, action_width), new_state (n, state_size), log_probs (n), values (n) out.

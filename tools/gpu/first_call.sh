@@ -26,11 +26,11 @@
 #   bench-train.txt   env steps/s of lunar_lander_gpu.yaml (tower streams on), lunar_lander_gpu_fast
 #                     and cartpole_novel_gpu_fast.yaml sync and async, the fast ones also with
 #                     device.cudnn_algo persist_small_h, CartPole's with device.cudnn_math tf32
-#                     (the CartPole-class 3M goal is learner-bound)
+#                     and at H 64 (the CartPole-class 3M goal is learner-bound)
 #   summary.txt       one line per section; then the learning checks on cuda/cuda: the GPU
 #                     config's time to 200 (beside Sample Factory's 62.8 s), the CartPole-class
-#                     config to 475 sync, async and sync with persist_small_h (3.6 s async with
-#                     standard), the LunarLander fast config sync on seed 0, the fast config with
+#                     config to 475 sync, async, sync with persist_small_h and at H 64 (3.6 s
+#                     async with standard), the LunarLander fast config sync on seed 0, the fast config with
 #                     tf32 on seeds 0-2 and bf16 on seeds 1-2 (train-*.txt, their eval.csv and
 #                     progress.csv), `bench envs --policy` on the tf32 runs
 #                     (bench-envs-policy.txt), the cores on the CUDA learner, then the older GPU
@@ -113,10 +113,14 @@ if section "bench train" 110; then
   # And with 40-step episodes: a truncation bootstrap (a policy call) in every group step, the
   # states a trained policy reaches when it hovers to the 1000-step limit (the fast run's
   # env steps/s fell from ~480k to ~250k late in training on 2026-11-30).
+  # CartPole at H 64: 475 at 1.57M env steps on 4 of 5 seeds on the CPU (2.10M on the fifth),
+  # against 1.57M on all 5 at H 128, for ~4x fewer recurrent FLOPs (docs/PERFORMANCE.md, "Width
+  # and envs for the fast configs"): worth it only if the device's learner is >= 1.1x faster.
   for run in lunar_lander_gpu_fast:device.cudnn_algo=persist_small_h \
     lunar_lander_gpu_fast:env.options.max_episode_steps=40 \
     cartpole_novel_gpu_fast:device.cudnn_algo=persist_small_h \
-    cartpole_novel_gpu_fast:device.cudnn_math=tf32; do
+    cartpole_novel_gpu_fast:device.cudnn_math=tf32 \
+    cartpole_novel_gpu_fast:policy.hidden=64; do
     echo "== configs/${run%%:*}.yaml --set ${run#*:}"
     timeout 60 $R bin/recur --log-level warn bench train "$root/configs/${run%%:*}.yaml" \
       --updates 10 --modes sync,async --devices cuda/cuda --set "${run#*:}"
@@ -151,6 +155,8 @@ section "train cartpole fast async" 30 && train_fast cartpole-fast-async \
   cartpole_novel_gpu_fast --set algo.async=true
 section "train cartpole fast persist" 30 && train_fast cartpole-fast-persist \
   cartpole_novel_gpu_fast --set device.cudnn_algo=persist_small_h
+section "train cartpole fast h64" 30 && train_fast cartpole-fast-h64 \
+  cartpole_novel_gpu_fast --set policy.hidden=64
 # The LunarLander fast config synchronous: 3.01M, 2.26M, 4.26M env steps to 200 on the CPU against
 # 3.77M, 3.51M, 3.77M async, at 382k against 527k env steps/s on the H200: which is first to 200?
 section "train fast sync seed 0" 45 && train_fast fast-sync lunar_lander_gpu_fast \

@@ -246,6 +246,8 @@ void TrainJob::resume() {
   job_ = state.job;
   result_.target_env_steps = job_.target_env_steps;
   result_.target_seconds = job_.target_seconds;
+  result_.train_target_env_steps = job_.train_target_env_steps;
+  result_.train_target_seconds = job_.train_target_seconds;
   saved_ = std::move(state);
   spdlog::info("resumed at {} env steps", algo_->env_steps());
 }
@@ -351,6 +353,8 @@ void TrainJob::save_latest(std::optional<double> pending_eval_seconds) {
   state.job.segments = segments_now();
   state.job.target_env_steps = result_.target_env_steps;
   state.job.target_seconds = result_.target_seconds;
+  state.job.train_target_env_steps = result_.train_target_env_steps;
+  state.job.train_target_seconds = result_.train_target_seconds;
   state.job.pending_eval_seconds = pending_eval_seconds;
   write_file_atomic(run_dir_->trainer_state(), resume_file_text(state, saved_));
   save_policy(run_dir_->latest_checkpoint());
@@ -569,6 +573,17 @@ void TrainJob::log_iteration(const Iteration& it) {
     row.return_mean = s / static_cast<double>(job_.returns.size());
     row.length_mean = l / static_cast<double>(job_.lengths.size());
     row.return_min = lo, row.return_max = hi;
+    // The training time to target counts only once the window is full: the first few episodes
+    // of a run are too few to say anything.
+    if (result_.target && !result_.train_target_env_steps && job_.returns.size() >= kReturnWindow &&
+        *row.return_mean >= *result_.target) {
+      result_.train_target_env_steps = it.env_steps;
+      result_.train_target_seconds = row.time_s;
+      spdlog::info(
+          "target {:.2f} reached by the mean of the last {} training episodes at {} env steps, "
+          "{:.1f} s",
+          *result_.target, kReturnWindow, it.env_steps, row.time_s);
+    }
   }
   row.act_seconds = it.act_seconds, row.learn_seconds = it.learn_seconds;
   row.wait_seconds = it.wait_seconds, row.policy_lag = it.policy_lag;
@@ -635,6 +650,15 @@ bool TrainJob::after_iteration(const Iteration& it) {
   if (reached)
     while (job_.next_eval <= it.env_steps) job_.next_eval += config_.run.eval_every;
   const bool due = reached && collecting;
+  if (config_.run.stop_at_target && config_.run.target_measure == "train_mean") {
+    // Only rank 0 sees the episodes; every rank must stop on the same update.
+    if (comm_) {
+      std::array<int64_t, 1> reached_at = {result_.train_target_env_steps.value_or(0)};
+      comm_->all_reduce_max(reached_at, "the training mean's target");
+      if (reached_at[0] != 0) result_.train_target_env_steps = reached_at[0];
+    }
+    if (stop_at_target()) return true;
+  }
   if (collect_background_eval(due) && stop_at_target()) return true;
   if (!due) return false;
   // An async run drains its pipeline here even though its state could hold the pending rollout:
@@ -655,9 +679,12 @@ bool TrainJob::after_iteration(const Iteration& it) {
 // evaluations beside training the run stops at the first update after the result arrived,
 // later than the target's own env step.
 bool TrainJob::stop_at_target() {
-  if (!config_.run.stop_at_target || !result_.target_env_steps) return false;
-  spdlog::info("run.stop_at_target: target reached at {} env steps; stopping at {} env steps",
-               *result_.target_env_steps, algo_->env_steps());
+  const bool by_training = config_.run.target_measure == "train_mean";
+  const auto& at = by_training ? result_.train_target_env_steps : result_.target_env_steps;
+  if (!config_.run.stop_at_target || !at) return false;
+  spdlog::info("run.stop_at_target: target reached at {} env steps ({}); stopping at {} env steps",
+               *at, by_training ? "mean of the last training episodes" : "evaluation",
+               algo_->env_steps());
   result_.stopped_at_target = true;
   return true;
 }

@@ -96,6 +96,10 @@ struct TrainJobResult {
   std::optional<double> target;
   std::optional<int64_t> target_env_steps;
   double target_seconds = 0;
+  // The same for the mean return of the last 100 training episodes (run.target_measure
+  // train_mean): the first update after which it reached the target, with a full window.
+  std::optional<int64_t> train_target_env_steps;
+  double train_target_seconds = 0;
   bool stopped_at_target = false;  // run.stop_at_target ended the run there
   // Wall seconds of each process that trained the run: one for a run never resumed; the last is
   // this call's.

@@ -134,6 +134,13 @@ struct RunConfig {
   // Stop after the first periodic evaluation that reaches the target (the final evaluation still
   // runs), as Stable-Baselines3's StopTrainingOnRewardThreshold. Needs a target.
   bool stop_at_target = false;
+  // Which time to target run.stop_at_target stops at (both are logged either way):
+  //   eval        the first periodic evaluation (deterministic, run.eval_episodes) at the target;
+  //   train_mean  the first update after which the mean return of the last 100 training episodes
+  //               (progress.csv's return_mean, SB3's rollout/ep_rew_mean: sampled actions) is at
+  //               the target: the criterion Sample Factory's and CleanRL's runs report, stricter
+  //               than a 10-episode deterministic evaluation.
+  std::string target_measure = "eval";
   // Periodic evaluations run on a thread of their own beside training, on a snapshot of the
   // weights (agent/run/background_eval.h); false: training waits for each. Synchronous anyway for
   // data-parallel runs and envs given from Python. The final evaluation is always synchronous.

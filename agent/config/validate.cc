@@ -248,10 +248,12 @@ void check_run(const Checker& c, const RunConfig& r, const EnvConfig& e, const A
             r.learner_threads, "1 or 2 (one thread per LSTM tower)");
   c.require(r.video_every_evals >= 0, "run.video_every_evals", r.video_every_evals,
             ">= 0 (0 = no videos)");
-  RECUR_CHECK(!r.stop_at_target || r.eval_every > 0,
+  c.require_choice("run.target_measure", r.target_measure, {"eval", "train_mean"});
+  RECUR_CHECK(!r.stop_at_target || r.eval_every > 0 || r.target_measure == "train_mean",
               "{}run.stop_at_target = true{} stops at a periodic evaluation, but run.eval_every = "
               "0{} evaluates only at the end. Set run.eval_every to the env steps between "
-              "evaluations (e.g. 20000), or run.stop_at_target to false.",
+              "evaluations (e.g. 20000), run.target_measure to train_mean (stop on the mean of "
+              "the last 100 training episodes), or run.stop_at_target to false.",
               c.lead("run.stop_at_target"), c.default_note("run.stop_at_target"),
               c.origin("run.eval_every"));
 }

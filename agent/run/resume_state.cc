@@ -32,6 +32,11 @@ JobState parse_job(const json& job) {
     o.target_env_steps = integer(job["target_env_steps"], "job.target_env_steps", 0);
   if (job.contains("target_seconds"))
     o.target_seconds = real(job["target_seconds"], "job.target_seconds");
+  if (job.contains("train_target_env_steps") && !job["train_target_env_steps"].is_null())
+    o.train_target_env_steps =
+        integer(job["train_target_env_steps"], "job.train_target_env_steps", 0);
+  if (job.contains("train_target_seconds"))
+    o.train_target_seconds = real(job["train_target_seconds"], "job.train_target_seconds");
   if (job.contains("segments")) {
     for (const json& x : array(job["segments"], "job.segments"))
       o.segments.push_back(real(x, "job.segments"));
@@ -78,6 +83,9 @@ json generation_json(const ResumeState& s) {
       {"elapsed", j.elapsed},
       {"target_env_steps", j.target_env_steps ? json(*j.target_env_steps) : json()},
       {"target_seconds", j.target_seconds},
+      {"train_target_env_steps",
+       j.train_target_env_steps ? json(*j.train_target_env_steps) : json()},
+      {"train_target_seconds", j.train_target_seconds},
       {"segments", j.segments},
       {"finished", j.finished},
       {"pending_eval_seconds", j.pending_eval_seconds ? json(*j.pending_eval_seconds) : json()}};

@@ -7,8 +7,8 @@
 //                                                      buffer; PPO's states and Adam moments)
 //    "job":     {"env_steps", "returns", "lengths", "episodes", "progress_rows", "eval_rows",
 //                "next_eval", "next_ckpt", "best", "elapsed",
-//                "target_env_steps", "target_seconds", "segments", "finished",
-//                "pending_eval_seconds"},
+//                "target_env_steps", "target_seconds", "train_target_env_steps",
+//                "train_target_seconds", "segments", "finished", "pending_eval_seconds"},
 //    "previous": {the same, of the checkpoint before}}
 //
 // Each rank's text is the algorithm's own (e.g. PPO's "recur.trainer_state/1",
@@ -39,6 +39,9 @@ struct JobState {
   // before it (over every segment).
   std::optional<int64_t> target_env_steps;
   double target_seconds = 0;
+  // The same for the mean of the last 100 training episodes (TrainJobResult).
+  std::optional<int64_t> train_target_env_steps;
+  double train_target_seconds = 0;
   // Wall seconds of each process that trained the run (a resume starts a new segment), up to this
   // checkpoint.
   std::vector<double> segments;

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "agent/config/yaml.h"
@@ -240,6 +242,95 @@ TEST_CASE("the time to target is reported, and run.stop_at_target ends the run t
                        doctest::Contains("Pendulum-v1 has no registered reward threshold"),
                        recur::Error);
   CHECK(!std::filesystem::exists(tmp.path / "pendulum"));
+}
+
+// progress.csv's rows as (env_steps, episodes, return_mean), return_mean NaN where empty.
+namespace {
+struct TrainMeanRow {
+  int64_t env_steps = 0, episodes = 0;
+  double return_mean = 0;
+};
+std::vector<TrainMeanRow> train_mean_rows(const std::filesystem::path& run) {
+  std::ifstream in(run / "progress.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  std::stringstream hs(line);
+  for (std::string c; std::getline(hs, c, ',');) header.push_back(c);
+  auto col = [&](const char* name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const size_t steps = col("env_steps"), episodes = col("episodes"), mean = col("return_mean");
+  REQUIRE(std::max({steps, episodes, mean}) < header.size());
+  std::vector<TrainMeanRow> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    cells.resize(header.size());
+    rows.push_back({std::stoll(cells[steps]), std::stoll(cells[episodes]),
+                    cells[mean].empty() ? std::nan("") : std::stod(cells[mean])});
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE(
+    "the training mean's time to target: the first update with 100 episodes whose mean reaches "
+    "it, kept by a resume, and run.target_measure train_mean stops there") {
+  const recur::test::TempDir tmp("train_mean_target_test");
+  auto c = small_config(tmp.path.string());
+  c.run.total_env_steps = 4096;
+  // CartPole's random episodes last ~20 steps (4 envs: ~3 episodes per 64-step update), so the
+  // 100-episode window fills about halfway. Every mean is above 10 from the first episode on: the
+  // target counts at the first update with a full window, not before.
+  c.run.target_return = 10.0f;
+  const auto go_on = agent::run_train_job(c, agent::to_yaml(c), named("go_on"));
+  // Read back from progress.csv: the first row whose 100 (or more) episodes have a mean >= 10.
+  std::optional<int64_t> expected;
+  for (const auto& row : train_mean_rows(go_on.run_dir))
+    if (!expected && row.episodes >= 100 && row.return_mean >= 10.0) expected = row.env_steps;
+  REQUIRE(expected);
+  CHECK(*expected > 64);  // the window was not full at the first update
+  REQUIRE(go_on.train_target_env_steps);
+  CHECK(*go_on.train_target_env_steps == *expected);
+  CHECK(go_on.train_target_seconds > 0);
+  CHECK(!go_on.stopped_at_target);
+  CHECK(go_on.env_steps == 4096);
+
+  // A run stopped after the target and resumed reports the same step (from its resume state).
+  agent::TrainJobOptions part = named("part");
+  part.stop_at_env_steps = *expected + 64;
+  const auto first = agent::run_train_job(c, agent::to_yaml(c), part);
+  REQUIRE(first.interrupted);
+  agent::TrainJobOptions rest;
+  rest.resume_dir = first.run_dir;
+  const auto resumed = agent::run_train_job(c, agent::to_yaml(c), rest);
+  REQUIRE(resumed.train_target_env_steps);
+  CHECK(*resumed.train_target_env_steps == *expected);
+  CHECK(resumed.train_target_seconds == doctest::Approx(first.train_target_seconds));
+
+  // Stopping on it needs no periodic evaluation (the evaluation's time to target can then only
+  // be the final evaluation's, at the stop).
+  c.run.stop_at_target = true;
+  c.run.target_measure = "train_mean";
+  c.run.eval_every = 0;
+  const auto stopped = agent::run_train_job(c, agent::to_yaml(c), named("stopped"));
+  CHECK(stopped.stopped_at_target);
+  CHECK(stopped.env_steps == *expected);
+  CHECK(stopped.target_env_steps.value_or(*expected) == *expected);
+  CHECK(stopped.final_eval.returns.size() == 3);
+
+  // With run.target_measure eval, the training mean's target does not stop the run.
+  c.run.target_measure = "eval";
+  c.run.eval_every = 100000;  // after the budget: no periodic evaluation reaches it
+  const auto not_stopped = agent::run_train_job(c, agent::to_yaml(c), named("eval_only"));
+  CHECK(!not_stopped.stopped_at_target);
+  CHECK(not_stopped.env_steps == 4096);
+
+  // Unreachable: not reached.
+  c.run.target_return = 1e6f;
+  CHECK(!agent::run_train_job(c, agent::to_yaml(c), named("never")).train_target_env_steps);
 }
 
 TEST_CASE("a resumed run produces exactly what an uninterrupted run produces") {

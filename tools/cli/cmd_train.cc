@@ -71,15 +71,26 @@ void add_train_command(CLI::App& app, int& exit_code) {
         parts += fmt::format("{}{:.1f}", parts.empty() ? "" : " + ", seconds);
       fmt::print("trained in {} segments (resumes): {} s\n", result.segments.size(), parts);
     }
+    const bool by_training = result.config.run.target_measure == "train_mean";
+    const std::string stopped =
+        result.stopped_at_target
+            ? fmt::format(" (run.stop_at_target: stopped at {} env steps)", result.env_steps)
+            : "";
     if (result.target && result.target_env_steps)
-      fmt::print(
-          "target {:.2f} reached at {} env steps, {:.1f} s{}\n", *result.target,
-          *result.target_env_steps, result.target_seconds,
-          result.stopped_at_target
-              ? fmt::format(" (run.stop_at_target: stopped at {} env steps)", result.env_steps)
-              : "");
+      fmt::print("target {:.2f} reached at {} env steps, {:.1f} s{}\n", *result.target,
+                 *result.target_env_steps, result.target_seconds, by_training ? "" : stopped);
     else if (result.target)
       fmt::print("target {:.2f} not reached by any evaluation\n", *result.target);
+    // The peers' criterion (Sample Factory, CleanRL): the mean of the last 100 training episodes.
+    if (result.target && result.train_target_env_steps)
+      fmt::print(
+          "target {:.2f} reached by the mean of the last 100 training episodes at {} env "
+          "steps, {:.1f} s{}\n",
+          *result.target, *result.train_target_env_steps, result.train_target_seconds,
+          by_training ? stopped : "");
+    else if (result.target && !result.interrupted && !result.already_complete)
+      fmt::print("target {:.2f} not reached by the mean of the last 100 training episodes\n",
+                 *result.target);
   });
 }
 

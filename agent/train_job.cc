@@ -32,7 +32,6 @@ namespace {
 
 const std::vector<std::string> kEvalColumns = {"env_steps", "return_mean", "return_std",
                                                "length_mean", "episodes"};
-constexpr size_t kReturnWindow = 100;  // episodes in the progress statistics (as SB3)
 
 std::string join_options(const std::map<std::string, std::string>& options) {
   std::string s;

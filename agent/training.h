@@ -25,6 +25,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -82,6 +83,10 @@ struct TrainOptions {
                        const policy::TensorMap& tensors, uint64_t eval_seed)>
       record_video = {};
 };
+
+// Episodes in progress.csv's return statistics (as SB3's rollout/ep_rew_mean), and so in the
+// training mean's time to target.
+inline constexpr size_t kReturnWindow = 100;
 
 // What a training job did.
 struct TrainJobResult {

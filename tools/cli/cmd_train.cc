@@ -84,13 +84,13 @@ void add_train_command(CLI::App& app, int& exit_code) {
     // The peers' criterion (Sample Factory, CleanRL): the mean of the last 100 training episodes.
     if (result.target && result.train_target_env_steps)
       fmt::print(
-          "target {:.2f} reached by the mean of the last 100 training episodes at {} env "
+          "target {:.2f} reached by the mean of the last {} training episodes at {} env "
           "steps, {:.1f} s{}\n",
-          *result.target, *result.train_target_env_steps, result.train_target_seconds,
-          by_training ? stopped : "");
+          *result.target, agent::kReturnWindow, *result.train_target_env_steps,
+          result.train_target_seconds, by_training ? stopped : "");
     else if (result.target && !result.interrupted && !result.already_complete)
-      fmt::print("target {:.2f} not reached by the mean of the last 100 training episodes\n",
-                 *result.target);
+      fmt::print("target {:.2f} not reached by the mean of the last {} training episodes\n",
+                 *result.target, agent::kReturnWindow);
   });
 }
 

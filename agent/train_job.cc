@@ -32,6 +32,10 @@ namespace {
 
 const std::vector<std::string> kEvalColumns = {"env_steps", "return_mean", "return_std",
                                                "length_mean", "episodes"};
+// confirm.csv: the evaluation's mean beside the confirmation's statistics.
+const std::vector<std::string> kConfirmColumns = {"env_steps",  "eval_return_mean", "return_mean",
+                                                  "return_std", "length_mean",      "episodes",
+                                                  "confirmed"};
 
 std::string join_options(const std::map<std::string, std::string>& options) {
   std::string s;
@@ -76,13 +80,16 @@ class TrainJob {
   void save_policy(const std::filesystem::path& path, const EvalSnapshot& s) const;
   void save_latest(std::optional<double> pending_eval_seconds = std::nullopt);
   EvalSnapshot snapshot_now(bool final_eval) const;
-  EvalResult run_eval(const EvalSnapshot& s, int episodes) const;
+  EvalReport run_eval(const EvalSnapshot& s, int episodes) const;
+  EvalResult run_episodes(const EvalSnapshot& s, int episodes, uint64_t seed) const;
   EvalResult evaluate(int episodes, bool final_eval);
   void start_background_eval();
   bool collect_background_eval(bool wait);
   void finish_background_eval_on_error() noexcept;
   void rerun_pending_eval();
-  void log_evaluation(const EvalSnapshot& s, const EvalResult& r, bool final_eval, double ready);
+  void log_evaluation(const EvalSnapshot& s, const EvalResult& r,
+                      const std::optional<EvalResult>& confirmation, bool final_eval, double ready);
+  bool confirm_target(const EvalSnapshot& s, const EvalResult& r, const EvalResult& c);
   void film(const std::filesystem::path& path, const EvalSnapshot& s) const;
   void on_episode(const EpisodeEnd& e);
   void log_iteration(const Iteration& it);
@@ -106,7 +113,7 @@ class TrainJob {
   // The generation on disk (the next save's "previous"; none before the first checkpoint).
   std::optional<ResumeState> saved_;
   std::optional<ProgressTable> table_;
-  std::optional<CsvLog> progress_, eval_log_;
+  std::optional<CsvLog> progress_, eval_log_, confirm_log_;
   std::optional<MonitorLog> monitor_;
   std::optional<TensorBoardWriter> tb_;
   std::map<std::string, std::string> meta_;
@@ -278,6 +285,10 @@ void TrainJob::open_logs() {
                         : CsvLog::create(dir.progress_csv(), header);
   eval_log_ = resuming_ ? CsvLog::open_for_resume(dir.eval_csv(), kEvalColumns, job_.eval_rows)
                         : CsvLog::create(dir.eval_csv(), kEvalColumns);
+  if (config_.run.target_confirm_episodes > 0)
+    confirm_log_ =
+        resuming_ ? CsvLog::open_for_resume(dir.confirm_csv(), kConfirmColumns, job_.confirm_rows)
+                  : CsvLog::create(dir.confirm_csv(), kConfirmColumns);
   monitor_ = resuming_ ? MonitorLog::open_for_resume(dir.monitor_csv(), job_.episodes)
                        : MonitorLog::create(dir.monitor_csv(), config_.env.id);
   if (resuming_ && std::filesystem::is_directory(dir.path() / "tb"))
@@ -379,27 +390,42 @@ EvalSnapshot TrainJob::snapshot_now(bool final_eval) const {
   // none is pending when a snapshot is taken) and the final one film an episode.
   const int k = config_.run.video_every_evals;
   s.film = k > 0 && (final_eval || (job_.eval_rows + 1) % k == 0);
+  // No evaluation is pending either (see above), so the target's state is current.
+  const int episodes = final_eval ? config_.run.final_eval_episodes : config_.run.eval_episodes;
+  if (result_.target && !result_.target_env_steps && episodes < config_.run.target_confirm_episodes)
+    s.confirm_target = result_.target;
   return s;
 }
 
-// One evaluation of `s` (then its video, when due) on envs and an actor of its own. Reads only
-// what does not change during training: it also runs on the background evaluation's thread.
-EvalResult TrainJob::run_eval(const EvalSnapshot& s, int episodes) const {
+// One evaluation of `s` (then its video, when due; then, when it reaches a target to confirm,
+// the confirmation's episodes) on envs and an actor of their own. Reads only what does not change
+// during training: it also runs on the background evaluation's thread.
+EvalReport TrainJob::run_eval(const EvalSnapshot& s, int episodes) const {
+  EvalReport report = run_episodes(s, episodes, eval_cfg_.seed);
+  const EvalResult& r = report.result;
+  if (s.film && !r.returns.empty())
+    film(run_dir_->path() / "videos" / fmt::format("rl-video-eval-{}.mp4", s.env_steps), s);
+  // Reset seeds of their own: the evaluation's episodes were drawn to reach the target, so
+  // counting them again would bias the confirmation upwards.
+  if (s.confirm_target && !r.returns.empty() && r.mean_return() >= *s.confirm_target)
+    report.confirmation =
+        run_episodes(s, config_.run.target_confirm_episodes, derive_seed(config_.run.seed, 0xc0f1));
+  return report;
+}
+
+// `episodes` deterministic episodes of `s`, envs reset from `seed`; none when the envs given from
+// outside cannot build evaluation envs.
+EvalResult TrainJob::run_episodes(const EvalSnapshot& s, int episodes, uint64_t seed) const {
   EvalConfig cfg = eval_cfg_;
   cfg.episodes = episodes;
   cfg.num_envs = std::min(episodes, 8);
-  EvalResult r;
-  if (!options_.make_env) {
-    r = evaluate_policy(s.spec, s.tensors, cfg);
-  } else if (auto env = options_.make_env(cfg.num_envs, false)) {
-    r = evaluate_policy(s.spec, s.tensors, cfg, *env);
-  } else {
-    spdlog::warn("no evaluation at {} env steps: the envs given cannot build evaluation envs",
-                 s.env_steps);
-  }
-  if (s.film && !r.returns.empty())
-    film(run_dir_->path() / "videos" / fmt::format("rl-video-eval-{}.mp4", s.env_steps), s);
-  return r;
+  cfg.seed = seed;
+  if (!options_.make_env) return evaluate_policy(s.spec, s.tensors, cfg);
+  if (auto env = options_.make_env(cfg.num_envs, false))
+    return evaluate_policy(s.spec, s.tensors, cfg, *env);
+  spdlog::warn("no evaluation at {} env steps: the envs given cannot build evaluation envs",
+               s.env_steps);
+  return {};
 }
 
 // A synchronous evaluation on rank 0 (the others hand it their states and learn whether the
@@ -417,9 +443,11 @@ EvalResult TrainJob::evaluate(int episodes, bool final_eval) {
   }
   const EvalSnapshot s = snapshot_now(final_eval);
   const auto t0 = Clock::now();
-  r = run_eval(s, episodes);
+  EvalReport report = run_eval(s, episodes);
+  r = std::move(report.result);
   if (!final_eval) eval_wait_ += std::chrono::duration<double>(Clock::now() - t0).count();
-  if (!r.returns.empty()) log_evaluation(s, r, final_eval, elapsed_now());  // empty: no envs
+  if (!r.returns.empty())  // empty: no envs
+    log_evaluation(s, r, report.confirmation, final_eval, elapsed_now());
   job_.finished = final_eval;
   save_latest();
   if (comm_) {
@@ -451,7 +479,7 @@ bool TrainJob::collect_background_eval(bool wait) {
   if (wait) eval_wait_ += std::chrono::duration<double>(Clock::now() - t0).count();
   if (!out || out->result.returns.empty()) return false;
   const double ready = job_.elapsed + std::chrono::duration<double>(out->finished - start_).count();
-  log_evaluation(out->snapshot, out->result, false, ready);
+  log_evaluation(out->snapshot, out->result, out->confirmation, false, ready);
   return true;
 }
 
@@ -486,14 +514,16 @@ void TrainJob::rerun_pending_eval() {
     background_->submit(std::move(s));
     return;
   }
-  const EvalResult r = run_eval(s, config_.run.eval_episodes);
-  if (!r.returns.empty()) log_evaluation(s, r, false, elapsed_now());
+  const EvalReport report = run_eval(s, config_.run.eval_episodes);
+  if (!report.result.returns.empty())
+    log_evaluation(s, report.result, report.confirmation, false, elapsed_now());
 }
 
 // eval.csv, TensorBoard, the best checkpoint and the time to target, all of the evaluated
 // weights `s` (its env step; its seconds when taken). `ready`: the elapsed seconds when the
 // result was ready (later than s.seconds by the evaluation, and by training beside it).
-void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r, bool final_eval,
+void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r,
+                              const std::optional<EvalResult>& confirmation, bool final_eval,
                               double ready) {
   const int64_t steps = s.env_steps;
   eval_log_->row(steps, r.mean_return(), r.std_return(), r.mean_length(),
@@ -514,12 +544,38 @@ void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r, bool f
       "result at {:.1f} s)",
       steps, final_eval ? " (final)" : "", r.mean_return(), r.std_return(), r.returns.size(),
       s.seconds, ready);
-  if (result_.target && !result_.target_env_steps && r.mean_return() >= *result_.target) {
-    result_.target_env_steps = steps;
-    result_.target_seconds = s.seconds;
-    spdlog::info("target {:.2f} reached at {} env steps, {:.1f} s (first evaluation >= target)",
-                 *result_.target, *result_.target_env_steps, result_.target_seconds);
+  if (!result_.target || result_.target_env_steps || r.mean_return() < *result_.target) return;
+  if (s.confirm_target && !confirm_target(s, r, confirmation.value_or(EvalResult{}))) return;
+  result_.target_env_steps = steps;
+  result_.target_seconds = s.seconds;
+  spdlog::info("target {:.2f} reached at {} env steps, {:.1f} s (first evaluation >= target{})",
+               *result_.target, *result_.target_env_steps, result_.target_seconds,
+               s.confirm_target ? ", confirmed" : "");
+}
+
+// run.target_confirm_episodes: the confirmation `c` of the evaluation `r` of `s`, which reached
+// the target, in confirm.csv, TensorBoard and the log; true: the target counts at `s`.
+bool TrainJob::confirm_target(const EvalSnapshot& s, const EvalResult& r, const EvalResult& c) {
+  if (c.returns.empty()) {  // envs given from outside that cannot build evaluation envs
+    confirm_log_->row(s.env_steps, r.mean_return(), std::nullopt, std::nullopt, std::nullopt, 0,
+                      false);
+    ++job_.confirm_rows;
+    return false;
   }
+  const bool confirmed = c.mean_return() >= *s.confirm_target;
+  confirm_log_->row(s.env_steps, r.mean_return(), c.mean_return(), c.std_return(), c.mean_length(),
+                    static_cast<int64_t>(c.returns.size()), confirmed);
+  ++job_.confirm_rows;
+  if (tb_) {
+    tb_->scalar("eval/confirm_mean_reward", c.mean_return(), s.env_steps);
+    tb_->flush();
+  }
+  spdlog::info(
+      "confirmation at {} steps: return {:.2f} +- {:.2f} over {} more episodes of the same "
+      "weights: {}",
+      s.env_steps, c.mean_return(), c.std_return(), c.returns.size(),
+      confirmed ? "the target holds" : "below the target, which does not count yet");
+  return confirmed;
 }
 
 // The evaluation's first episode (reset seed derive_seed(eval seed, 0), deterministic), filmed

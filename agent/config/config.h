@@ -141,6 +141,11 @@ struct RunConfig {
   //               the target: the criterion Sample Factory's and CleanRL's runs report, stricter
   //               than a 10-episode deterministic evaluation.
   std::string target_measure = "eval";
+  // An evaluation of fewer episodes that reaches the target counts only once the same weights
+  // score at least the target over this many fresh episodes (other reset seeds), run right after
+  // it on the same thread; the time to target stays that of the evaluated weights. 0: off (a
+  // 10-episode evaluation counts on its own, as Stable-Baselines3's callbacks do).
+  int target_confirm_episodes = 0;
   // Periodic evaluations run on a thread of their own beside training, on a snapshot of the
   // weights (agent/run/background_eval.h); false: training waits for each. Synchronous anyway for
   // data-parallel runs and envs given from Python. The final evaluation is always synchronous.

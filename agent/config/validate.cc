@@ -249,6 +249,10 @@ void check_run(const Checker& c, const RunConfig& r, const EnvConfig& e, const A
   c.require(r.video_every_evals >= 0, "run.video_every_evals", r.video_every_evals,
             ">= 0 (0 = no videos)");
   c.require_choice("run.target_measure", r.target_measure, {"eval", "train_mean"});
+  c.require(r.target_confirm_episodes >= 0 && r.target_confirm_episodes <= 100000,
+            "run.target_confirm_episodes", r.target_confirm_episodes,
+            "0 to 100000 (0 = off; e.g. 100: an evaluation at the target counts once its weights "
+            "also reach it over 100 fresh episodes)");
   RECUR_CHECK(!r.stop_at_target || r.eval_every > 0 || r.target_measure == "train_mean",
               "{}run.stop_at_target = true{} stops at a periodic evaluation, but run.eval_every = "
               "0{} evaluates only at the end. Set run.eval_every to the env steps between "

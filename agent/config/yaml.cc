@@ -140,6 +140,7 @@ const std::vector<Section>& sections() {
         field("target_return", &T::run, &R::target_return),
         field("stop_at_target", &T::run, &R::stop_at_target),
         field("target_measure", &T::run, &R::target_measure),
+        field("target_confirm_episodes", &T::run, &R::target_confirm_episodes),
         field("eval_async", &T::run, &R::eval_async), field("eval_nice", &T::run, &R::eval_nice),
         field("learner_threads", &T::run, &R::learner_threads)}},
       {"device",

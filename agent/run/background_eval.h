@@ -12,6 +12,7 @@
 #include <functional>
 #include <future>
 #include <optional>
+#include <utility>
 
 #include "agent/evaluator.h"
 #include "policy/policy_spec.h"
@@ -26,19 +27,33 @@ struct EvalSnapshot {
   int64_t env_steps = 0;
   double seconds = 0;  // the job's elapsed training seconds when the snapshot was taken
   bool film = false;   // this evaluation also films an episode (run.video_every_evals)
+  // run.target_confirm_episodes: the target, when an evaluation reaching it is to be confirmed by
+  // more episodes of these weights (the target not yet reached, the evaluation shorter than the
+  // confirmation); absent: no confirmation.
+  std::optional<double> confirm_target;
 };
 
-// A finished evaluation: its snapshot, its result, and when the result was ready.
+// What one evaluation returns: its result, and the confirmation's when one ran.
+struct EvalReport {
+  EvalReport() = default;
+  EvalReport(EvalResult r) : result(std::move(r)) {}  // NOLINT: implicit, no confirmation
+  EvalResult result;
+  std::optional<EvalResult> confirmation;
+};
+
+// A finished evaluation: its snapshot, its result (and confirmation), and when it was ready.
 struct EvalOutcome {
   EvalSnapshot snapshot;
   EvalResult result;
+  std::optional<EvalResult> confirmation;
   std::chrono::steady_clock::time_point finished;
 };
 
 class BackgroundEval {
  public:
-  // What an evaluation does with a snapshot (on the evaluation's thread): evaluate, maybe film.
-  using Work = std::function<EvalResult(const EvalSnapshot&)>;
+  // What an evaluation does with a snapshot (on the evaluation's thread): evaluate, maybe film
+  // and confirm.
+  using Work = std::function<EvalReport(const EvalSnapshot&)>;
   // nice: the evaluation thread's nice value (run.eval_nice; 0 leaves it as the job's threads).
   explicit BackgroundEval(Work work, int nice = 0);
   // Waits for a running evaluation (no thread outlives its job); its result or error is dropped:

@@ -46,6 +46,8 @@ JobState parse_job(const json& job) {
   if (job.contains("finished")) o.finished = boolean(job["finished"], "job.finished");
   if (job.contains("pending_eval_seconds") && !job["pending_eval_seconds"].is_null())
     o.pending_eval_seconds = real(job["pending_eval_seconds"], "job.pending_eval_seconds");
+  if (job.contains("confirm_rows"))
+    o.confirm_rows = integer(job["confirm_rows"], "job.confirm_rows", 0);
   return o;
 }
 
@@ -88,7 +90,8 @@ json generation_json(const ResumeState& s) {
       {"train_target_seconds", j.train_target_seconds},
       {"segments", j.segments},
       {"finished", j.finished},
-      {"pending_eval_seconds", j.pending_eval_seconds ? json(*j.pending_eval_seconds) : json()}};
+      {"pending_eval_seconds", j.pending_eval_seconds ? json(*j.pending_eval_seconds) : json()},
+      {"confirm_rows", j.confirm_rows}};
   RECUR_ASSERT(!s.trainer_states.empty());
   json state = {{"trainer", s.trainer_states.front()}, {"job", job}};
   if (s.trainer_states.size() > 1)

@@ -8,7 +8,8 @@
 //    "job":     {"env_steps", "returns", "lengths", "episodes", "progress_rows", "eval_rows",
 //                "next_eval", "next_ckpt", "best", "elapsed",
 //                "target_env_steps", "target_seconds", "train_target_env_steps",
-//                "train_target_seconds", "segments", "finished", "pending_eval_seconds"},
+//                "train_target_seconds", "segments", "finished", "pending_eval_seconds",
+//                "confirm_rows"},
 //    "previous": {the same, of the checkpoint before}}
 //
 // Each rank's text is the algorithm's own (e.g. PPO's "recur.trainer_state/1",
@@ -51,6 +52,8 @@ struct JobState {
   // A resume runs it again; the value is the elapsed seconds when its weights were taken (its time
   // to target). Absent: no evaluation pending (and in files from before run.eval_async).
   std::optional<double> pending_eval_seconds;
+  // Rows in confirm.csv (run.target_confirm_episodes; absent in older files: 0).
+  int64_t confirm_rows = 0;
 };
 
 struct ResumeState {

@@ -5,6 +5,8 @@
 //     progress.csv                one row per update (CsvLog)
 //     monitor.csv                 one row per finished episode, SB3 Monitor format (MonitorLog)
 //     eval.csv                    one row per evaluation (CsvLog)
+//     confirm.csv                 one row per evaluation at the target that more episodes of the
+//                                 same weights confirmed or not (run.target_confirm_episodes > 0)
 //     trainer_state.safetensors   what a resume needs beyond the policy (counters, RNG, ...)
 //     checkpoints/latest.safetensors, best.safetensors, step_<env_steps>.safetensors,
 //                 algorithm_state-<env_steps>.safetensors (the resume state's tensors: the latest
@@ -43,6 +45,7 @@ class RunDir {
   std::filesystem::path progress_csv() const { return dir_ / "progress.csv"; }
   std::filesystem::path monitor_csv() const { return dir_ / "monitor.csv"; }
   std::filesystem::path eval_csv() const { return dir_ / "eval.csv"; }
+  std::filesystem::path confirm_csv() const { return dir_ / "confirm.csv"; }
   std::filesystem::path trainer_state() const { return dir_ / "trainer_state.safetensors"; }
   std::filesystem::path checkpoints_dir() const { return dir_ / "checkpoints"; }
   std::filesystem::path latest_checkpoint() const;

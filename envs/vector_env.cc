@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -93,6 +94,32 @@ void VectorEnv::reset(uint64_t seed, int first_index) {
   std::fill(truncated_.begin(), truncated_.end(), 0);
   std::fill(episode_start_.begin(), episode_start_.end(), 1);
   reset_called_ = true;
+}
+
+void VectorEnv::decorrelate(int max_steps, uint64_t seed, int first_index) {
+  RECUR_CHECK(reset_called_ && !stepping_,
+              "VectorEnv({}): decorrelate() needs a reset() first and no step in flight", id());
+  RECUR_CHECK_ARG(max_steps >= 0, "VectorEnv({}): decorrelate({}) needs max_steps >= 0", id(),
+                  max_steps);
+  // Once, before training: the action buffers are allocated per env here.
+  auto one = [&](int i) {
+    Env& e = *envs_[static_cast<size_t>(i)];
+    Rng rng(derive_seed(seed, static_cast<uint64_t>(first_index) + static_cast<uint64_t>(i)));
+    const auto steps = rng.uniform_int(static_cast<uint64_t>(max_steps) + 1);
+    std::vector<float> action(static_cast<size_t>(action_dim_));
+    for (uint64_t s = 0; s < steps; ++s) {
+      e.action_space().sample(rng, action);
+      if (e.advance(action).done()) e.reset();  // the env's RNG continues, as in step()
+    }
+    const auto obs = e.observation();
+    std::copy(obs.begin(), obs.end(), obs_.begin() + static_cast<ptrdiff_t>(i) * obs_dim_);
+    episode_start_[static_cast<size_t>(i)] = e.episode_start() ? 1 : 0;
+  };
+  if (pool_) {
+    pool_->run(num_envs(), one);
+  } else {
+    for (int i = 0; i < num_envs(); ++i) one(i);
+  }
 }
 
 VectorEnv::Snapshot VectorEnv::snapshot() const {

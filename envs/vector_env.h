@@ -77,6 +77,13 @@ class VectorEnv final : public BatchEnv {
   // Env i gets derive_seed(seed, first_index + i): the envs of rank r of a data-parallel run
   // (first_index = r * num_envs) are the envs r * num_envs.. of one process with all of them.
   void reset(uint64_t seed, int first_index);
+  // After reset: env i takes a number of uniformly random actions drawn from [0, max_steps] by
+  // Rng(derive_seed(seed, first_index + i)), resetting (unseeded) where an episode ends, so that
+  // the envs' episodes no longer start and end together (rlpyt's decorrelating start). Nothing of
+  // it is reported: the flags read as after reset() but for episode_start, 1 only where an env's
+  // last random step ended an episode; the episodes in progress keep their return and length so
+  // far. On the worker threads when there are some.
+  void decorrelate(int max_steps, uint64_t seed, int first_index = 0);
   // actions: (num_envs, action_dim). Throws std::invalid_argument on a wrong size or an action
   // outside the space (naming the env index); std::logic_error before reset().
   void step(std::span<const float> actions) override;

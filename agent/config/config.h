@@ -22,6 +22,10 @@ struct EnvConfig {
   // Double-buffered env groups (agent/actor_loop.h): 2 = the policy acts on one half of the envs
   // while the other half steps on the worker threads.
   int groups = 1;
+  // Before training, each env takes a uniformly random number of random actions in [0, this]
+  // (rlpyt's decorrelating start; Sample Factory decorrelates too), so that 1024 envs started
+  // together do not end their episodes in cohorts. Not counted as env steps nor logged. 0: off.
+  int decorrelate_steps = 0;
   std::map<std::string, std::string> options;  // env options (max_episode_steps, g, ...)
   bool normalize_obs = true;                   // running mean/var normalization of observations
   bool normalize_reward = false;  // scale rewards by a running return std (SB3 VecNormalize)
@@ -35,9 +39,9 @@ struct EnvConfig {
 
   bool operator==(const EnvConfig& o) const {
     return id == o.id && plugin == o.plugin && num_envs == o.num_envs && groups == o.groups &&
-           options == o.options && normalize_obs == o.normalize_obs &&
-           normalize_reward == o.normalize_reward && clip_obs == o.clip_obs &&
-           clip_reward == o.clip_reward;
+           decorrelate_steps == o.decorrelate_steps && options == o.options &&
+           normalize_obs == o.normalize_obs && normalize_reward == o.normalize_reward &&
+           clip_obs == o.clip_obs && clip_reward == o.clip_reward;
   }
 };
 

@@ -81,6 +81,10 @@ void check_env(const Checker& c, const EnvConfig& e) {
             "acts on the other)");
   c.require(e.groups <= e.num_envs, "env.groups", e.groups,
             fmt::format("<= env.num_envs = {} (each group needs an env)", e.num_envs));
+  c.require(e.decorrelate_steps >= 0 && e.decorrelate_steps <= 1000000, "env.decorrelate_steps",
+            e.decorrelate_steps,
+            "0 to 1000000 (0 = off; e.g. the env's episode length: random actions per env before "
+            "training, so that episodes do not end together)");
   c.require(e.clip_obs > 0, "env.clip_obs", e.clip_obs, "> 0");
   c.require(e.clip_reward > 0, "env.clip_reward", e.clip_reward, "> 0");
 }
@@ -311,6 +315,11 @@ void check(const Checker& c, const TrainConfig& config) {
   c.require(
       config.env.groups == 1 || config.algo.type == "ppo", "env.groups", config.env.groups,
       fmt::format("1 with algo.type: {} (env groups are PPO's actor loop)", config.algo.type));
+  c.require(config.env.decorrelate_steps == 0 || config.algo.type == "ppo", "env.decorrelate_steps",
+            config.env.decorrelate_steps,
+            fmt::format("0 with algo.type: {} (its random warm-up, offpolicy.learning_starts, "
+                        "already spreads the episodes)",
+                        config.algo.type));
   RECUR_CHECK(config.dist.sync_frac == 0 || config.env.groups == 1,
               "{}dist.sync_frac = {} (DD-PPO's preemption, which ends rollouts at any step) "
               "cannot be combined with env.groups = {} (one group is always a step ahead): set "

@@ -68,6 +68,7 @@ const std::vector<Section>& sections() {
       {"env",
        {field("id", &T::env, &E::id), field("plugin", &T::env, &E::plugin),
         field("num_envs", &T::env, &E::num_envs), field("groups", &T::env, &E::groups),
+        field("decorrelate_steps", &T::env, &E::decorrelate_steps),
         field("options", &T::env, &E::options), field("normalize_obs", &T::env, &E::normalize_obs),
         field("normalize_reward", &T::env, &E::normalize_reward),
         field("clip_obs", &T::env, &E::clip_obs), field("clip_reward", &T::env, &E::clip_reward)}},

@@ -58,6 +58,16 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
     vector->reset(config.run.seed, rank * config.env.num_envs);
   else
     venv_->reset(rank == 0 ? config.run.seed : derive_seed(config.run.seed, 0xd157 + rank));
+  if (config.env.decorrelate_steps > 0) {
+    auto* vector = dynamic_cast<envs::VectorEnv*>(venv_.get());
+    RECUR_CHECK(vector != nullptr,
+                "env.decorrelate_steps = {} needs recur's own envs (registry or plugin): envs "
+                "given from outside step all together, not one at a time. Set it to 0.",
+                config.env.decorrelate_steps);
+    // A resumed run restores its envs' snapshots over this (agent/ppo/trainer_state.cc).
+    vector->decorrelate(config.env.decorrelate_steps, derive_seed(config.run.seed, 0xdec0),
+                        rank * config.env.num_envs);
+  }
   const uint64_t loop_seed =
       rank == 0 ? config.run.seed : derive_seed(config.run.seed, 0xd1570000 + rank);
   loop_ = std::make_unique<ActorLoop>(*venv_, *actor_, loop_seed, config.env.normalize_obs);

@@ -503,3 +503,33 @@ TEST_CASE(
   CHECK(got == steps_by_tag(full.run_dir));
   CHECK(got.at("train/value_loss").size() == 2048 / 64);
 }
+
+TEST_CASE("env.decorrelate_steps changes where the first episodes end, and counts no env step") {
+  const recur::test::TempDir tmp("train_decorrelate_test");
+  auto c = small_config(tmp.path.string());
+  c.run.total_env_steps = 512;
+  c.run.eval_every = 0;
+  auto monitor_rows = [](const std::filesystem::path& run) {
+    std::ifstream in(run / "monitor.csv");
+    std::vector<std::string> rows;
+    std::string line;
+    std::getline(in, line);  // {"t_start": ..., "env_id": ...}
+    std::getline(in, line);  // r,l,t
+    // Returns and lengths only (the third column is wall time).
+    while (std::getline(in, line)) rows.push_back(line.substr(0, line.rfind(',')));
+    return rows;
+  };
+  const auto plain = agent::run_train_job(c, agent::to_yaml(c), named("plain"));
+  c.env.decorrelate_steps = 40;
+  const auto spread = agent::run_train_job(c, agent::to_yaml(c), named("spread"));
+  const auto again = agent::run_train_job(c, agent::to_yaml(c), named("again"));
+  CHECK(spread.env_steps == plain.env_steps);
+  CHECK(progress_without_timing(spread.run_dir).size() ==
+        progress_without_timing(plain.run_dir).size());
+  const auto a = monitor_rows(plain.run_dir), b = monitor_rows(spread.run_dir);
+  // The first episodes: the 4 envs' first ones, which the random steps shortened.
+  REQUIRE(a.size() > 8);
+  REQUIRE(b.size() > 8);
+  CHECK(std::vector(a.begin(), a.begin() + 8) != std::vector(b.begin(), b.begin() + 8));
+  CHECK(monitor_rows(again.run_dir) == b);  // seeded: the same run twice
+}

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "core/error.h"
 #include "core/rng.h"
 #include "envs/registry.h"
 #include "tests/support/alloc_counter.h"
@@ -215,4 +216,50 @@ TEST_CASE("VectorEnv steps without heap allocation") {
       CHECK(counter.count() == 0);
     }
   }
+}
+
+TEST_CASE("VectorEnv decorrelate takes each env's documented random steps, on any threads") {
+  constexpr int kEnvs = 48, kMax = 60, kFirst = 5;
+  constexpr uint64_t kResetSeed = 3, kSeed = 11;
+  VectorEnv v("CartPole-v1", kEnvs, {}, 2);
+  CHECK_THROWS_AS(v.decorrelate(kMax, kSeed), recur::Error);  // before reset
+  v.reset(kResetSeed, kFirst);
+  v.decorrelate(kMax, kSeed, kFirst);
+  int distinct = 0;
+  std::vector<bool> seen(kMax + 1, false);
+  for (int i = 0; i < kEnvs; ++i) {
+    CAPTURE(i);
+    // The reference: env kFirst + i reset as reset() does, then the random actions of its own
+    // stream, reset where an episode ends.
+    auto single = recur::envs::make("CartPole-v1");
+    single->reset(recur::derive_seed(kResetSeed, static_cast<uint64_t>(kFirst + i)));
+    recur::Rng rng(recur::derive_seed(kSeed, static_cast<uint64_t>(kFirst + i)));
+    const auto steps = rng.uniform_int(kMax + 1);
+    std::vector<float> action(1);
+    for (uint64_t s = 0; s < steps; ++s) {
+      single->action_space().sample(rng, action);
+      if (single->step(action).done()) single->reset();
+    }
+    for (int k = 0; k < v.obs_dim(); ++k)
+      CHECK(v.obs()[i * v.obs_dim() + k] == single->observation()[k]);
+    CHECK(v.env(i).elapsed_steps() == single->elapsed_steps());
+    CHECK(v.episode_start()[i] == (single->elapsed_steps() == 0 ? 1 : 0));
+    CHECK(v.terminated()[i] == 0);
+    CHECK(v.truncated()[i] == 0);
+    const int at = v.env(i).elapsed_steps();
+    if (!seen[static_cast<size_t>(at)]) seen[static_cast<size_t>(at)] = true, ++distinct;
+  }
+  // Spread out: 48 envs at one of many points of their episodes, not all at step 0.
+  CHECK(distinct >= 8);
+  // One thread gives the same envs.
+  VectorEnv one("CartPole-v1", kEnvs);
+  one.reset(kResetSeed, kFirst);
+  one.decorrelate(kMax, kSeed, kFirst);
+  CHECK(std::vector<float>(one.obs().begin(), one.obs().end()) ==
+        std::vector<float>(v.obs().begin(), v.obs().end()));
+  // And stepping goes on from there.
+  const int before = v.env(0).elapsed_steps();
+  v.step(constant_actions(v, 1));
+  CHECK(v.env(0).elapsed_steps() == (v.episode_start()[0] ? 0 : before + 1));
+  CHECK_THROWS_AS(v.decorrelate(-1, kSeed), std::invalid_argument);
 }

@@ -163,6 +163,12 @@ def test_train_factory_reaches_target(tmp_path):
     assert r["return_mean"] >= 9.0 and r["lengths"] == [10] * 6
 
 
+def test_decorrelate_steps_is_refused_for_python_envs(tmp_path):
+    # Python envs step as one batch: no env can take its own number of random steps.
+    with pytest.raises(recur.Error, match=r"env.decorrelate_steps = 20 needs recur's own envs"):
+        short_run(tmp_path, MatchSign, 256, env__decorrelate_steps=20)
+
+
 def test_async_next_step_vector_env(tmp_path):
     envs = lengths_env([3, 3, 3, 3], NEXT, gym.vector.AsyncVectorEnv)
     try:

@@ -23,8 +23,9 @@ struct EnvConfig {
   // while the other half steps on the worker threads.
   int groups = 1;
   // Before training, each env takes a uniformly random number of random actions in [0, this]
-  // (rlpyt's decorrelating start; Sample Factory decorrelates too), so that 1024 envs started
-  // together do not end their episodes in cohorts. Not counted as env steps nor logged. 0: off.
+  // (rlpyt's decorrelating start; Sample Factory decorrelates too), so that envs started together
+  // do not reset together: for episodes of one fixed length, shorter rollouts. Not counted as env
+  // steps nor logged. 0: off.
   int decorrelate_steps = 0;
   std::map<std::string, std::string> options;  // env options (max_episode_steps, g, ...)
   bool normalize_obs = true;                   // running mean/var normalization of observations

@@ -5,7 +5,9 @@
 
 Reads RUN_DIR/progress.csv (one row per update) and RUN_DIR/eval.csv if present; draws the
 training return (mean with the min..max band) and the eval return (mean +- std) against env
-steps, the PPO losses and diagnostics, and the throughput. Columns missing from a file (older
+steps, the confirmations of RUN_DIR/confirm.csv (run.target_confirm_episodes: the longer
+evaluation of the weights of each evaluation at the target, a filled square where it held and a
+cross where it fell short), the PPO losses and diagnostics, and the throughput. Columns missing from a file (older
 runs, algorithms that log other things) are skipped, so the script never needs to change in
 lockstep with the trainer. Needs matplotlib only (tools/requirements.txt); the CSV files are read
 with the standard library, whose float() reads recur's "nan" and "inf" and treats an empty field
@@ -70,8 +72,18 @@ LINE_PANELS = [
 ]
 
 
-def plot_returns(ax, progress, evals):
-    """Training return (mean, min..max band) and eval return (mean +- std)."""
+def confirmations(confirm):
+    """(held, fell_short): [(env_steps, return_mean)] of confirm.csv's rows, split by `confirmed`."""
+    held, short = [], []
+    if has(confirm, "env_steps", "return_mean", "confirmed"):
+        for x, y, ok in zip(confirm["env_steps"], confirm["return_mean"], confirm["confirmed"]):
+            if not math.isnan(y):
+                (held if ok == 1 else short).append((x, y))
+    return held, short
+
+
+def plot_returns(ax, progress, evals, confirm=None):
+    """Training return (mean, min..max band), eval return (mean +- std), confirmations."""
     if has(progress, "env_steps", "return_mean"):
         x = progress["env_steps"]
         if has(progress, "return_min", "return_max"):
@@ -86,6 +98,11 @@ def plot_returns(ax, progress, evals):
                             [m + s for m, s in zip(mean, std)], alpha=0.2, color="C1",
                             label="eval +- std")
         ax.plot(x, mean, "o-", color="C1", markersize=3, label="eval mean")
+    held, short = confirmations(confirm or {})
+    if held:
+        ax.plot(*zip(*held), "s", color="C2", markersize=6, label="confirmed (more episodes)")
+    if short:
+        ax.plot(*zip(*short), "x", color="C3", markersize=7, label="not confirmed")
     ax.set_title("episode return")
     ax.set_xlabel("env steps")
     ax.grid(alpha=0.3)
@@ -100,6 +117,7 @@ def main():
 
     progress = read_columns(os.path.join(args.run_dir, "progress.csv"))
     evals = read_columns(os.path.join(args.run_dir, "eval.csv"))
+    confirm = read_columns(os.path.join(args.run_dir, "confirm.csv"))
     if "env_steps" not in progress and "env_steps" not in evals:
         sys.exit(f"plot_run: {args.run_dir} has no progress.csv or eval.csv with an env_steps "
                  "column; is it a recur run directory?")
@@ -108,7 +126,7 @@ def main():
     # Only the panels whose data is there, so a partial file gives a compact figure.
     panels = []
     if has(progress, "env_steps", "return_mean") or has(evals, "env_steps", "return_mean"):
-        panels.append(lambda ax: plot_returns(ax, progress, evals))
+        panels.append(lambda ax: plot_returns(ax, progress, evals, confirm))
     if "env_steps" in progress:
         for title, names in LINE_PANELS:
             if any(has(progress, n) for n in names):

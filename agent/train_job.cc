@@ -548,6 +548,7 @@ void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r,
   if (s.confirm_target && !confirm_target(s, r, confirmation.value_or(EvalResult{}))) return;
   result_.target_env_steps = steps;
   result_.target_seconds = s.seconds;
+  save_policy(run_dir_->target_checkpoint(), s);
   spdlog::info("target {:.2f} reached at {} env steps, {:.1f} s (first evaluation >= target{})",
                *result_.target, *result_.target_env_steps, result_.target_seconds,
                s.confirm_target ? ", confirmed" : "");

@@ -69,6 +69,9 @@ fs::path RunDir::latest_checkpoint() const {
 fs::path RunDir::best_checkpoint() const {
   return checkpoints_dir() / "best.safetensors";
 }
+fs::path RunDir::target_checkpoint() const {
+  return checkpoints_dir() / "target.safetensors";
+}
 fs::path RunDir::step_checkpoint(int64_t env_steps) const {
   return checkpoints_dir() / fmt::format("step_{}.safetensors", env_steps);
 }

@@ -8,7 +8,8 @@
 //     confirm.csv                 one row per evaluation at the target that more episodes of the
 //                                 same weights confirmed or not (run.target_confirm_episodes > 0)
 //     trainer_state.safetensors   what a resume needs beyond the policy (counters, RNG, ...)
-//     checkpoints/latest.safetensors, best.safetensors, step_<env_steps>.safetensors,
+//     checkpoints/latest.safetensors, best.safetensors, target.safetensors (the weights that first
+//                 reached the target), step_<env_steps>.safetensors,
 //                 algorithm_state-<env_steps>.safetensors (the resume state's tensors: the latest
 //                 generation's and the one before, which the resume file may fall back to)
 //
@@ -50,6 +51,10 @@ class RunDir {
   std::filesystem::path checkpoints_dir() const { return dir_ / "checkpoints"; }
   std::filesystem::path latest_checkpoint() const;
   std::filesystem::path best_checkpoint() const;
+  // The weights whose evaluation first reached the target (confirmed, with
+  // run.target_confirm_episodes): the policy that solved the task, which a run stopped at the
+  // target has trained past.
+  std::filesystem::path target_checkpoint() const;
   std::filesystem::path step_checkpoint(int64_t env_steps) const;
 
   // Writes config.yaml atomically (temp file + fsync + rename): a crash leaves the old file or

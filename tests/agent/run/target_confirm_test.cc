@@ -17,6 +17,7 @@
 #include "agent/train_job.h"
 #include "envs/env.h"
 #include "envs/vector_env.h"
+#include "policy/policy_checkpoint.h"
 #include "tests/support/temp_dir.h"
 
 using namespace recur;
@@ -124,6 +125,11 @@ TEST_CASE(
   CHECK(std::stod(confirm[1][2]) >= 5.0);
   CHECK(confirm[1][5] == "20");
   CHECK(confirm[1][6] == "1");
+  // The weights that reached it are kept: the run trained past them to 2048.
+  const auto target = policy::load_policy(go_on.run_dir / "checkpoints" / "target.safetensors");
+  CHECK(target.metadata.at(agent::kMetaEnvSteps) == "1024");
+  CHECK(policy::load_policy(go_on.run_dir / "checkpoints" / "latest.safetensors")
+            .metadata.at(agent::kMetaEnvSteps) == "2048");
 
   // A process killed with the evaluation at 1024 and its confirmation pending beside training
   // left the save made when they started (stopping at 1024 waits for them and saves again: make
@@ -177,6 +183,7 @@ TEST_CASE(
   CHECK(!never.target_env_steps);
   CHECK(!never.stopped_at_target);
   CHECK(never.env_steps == 2048);
+  CHECK(!std::filesystem::exists(never.run_dir / "checkpoints" / "target.safetensors"));
   const auto eval = csv_rows(never.run_dir / "eval.csv");
   const auto confirm = csv_rows(never.run_dir / "confirm.csv");
   REQUIRE(eval.size() == 5);  // 512, 1024, 1536, the final one at 2048
@@ -199,4 +206,6 @@ TEST_CASE(
   const auto held_rows = csv_rows(held.run_dir / "confirm.csv");
   REQUIRE(held_rows.size() == 2);
   CHECK(held_rows[1][6] == "1");
+  CHECK(policy::load_policy(held.run_dir / "checkpoints" / "target.safetensors")
+            .metadata.at(agent::kMetaEnvSteps) == "512");
 }

@@ -89,7 +89,8 @@ class TrainJob {
   void rerun_pending_eval();
   void log_evaluation(const EvalSnapshot& s, const EvalResult& r,
                       const std::optional<EvalResult>& confirmation, bool final_eval, double ready);
-  bool confirm_target(const EvalSnapshot& s, const EvalResult& r, const EvalResult& c);
+  bool confirm_target(const EvalSnapshot& s, const EvalResult& r,
+                      const std::optional<EvalResult>& c);
   void film(const std::filesystem::path& path, const EvalSnapshot& s) const;
   void on_episode(const EpisodeEnd& e);
   void log_iteration(const Iteration& it);
@@ -545,7 +546,7 @@ void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r,
       steps, final_eval ? " (final)" : "", r.mean_return(), r.std_return(), r.returns.size(),
       s.seconds, ready);
   if (!result_.target || result_.target_env_steps || r.mean_return() < *result_.target) return;
-  if (s.confirm_target && !confirm_target(s, r, confirmation.value_or(EvalResult{}))) return;
+  if (s.confirm_target && !confirm_target(s, r, confirmation)) return;
   result_.target_env_steps = steps;
   result_.target_seconds = s.seconds;
   save_policy(run_dir_->target_checkpoint(), s);
@@ -556,25 +557,26 @@ void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r,
 
 // run.target_confirm_episodes: the confirmation `c` of the evaluation `r` of `s`, which reached
 // the target, in confirm.csv, TensorBoard and the log; true: the target counts at `s`.
-bool TrainJob::confirm_target(const EvalSnapshot& s, const EvalResult& r, const EvalResult& c) {
-  if (c.returns.empty()) {  // envs given from outside that cannot build evaluation envs
-    confirm_log_->row(s.env_steps, r.mean_return(), std::nullopt, std::nullopt, std::nullopt, 0,
-                      false);
-    ++job_.confirm_rows;
-    return false;
-  }
-  const bool confirmed = c.mean_return() >= *s.confirm_target;
-  confirm_log_->row(s.env_steps, r.mean_return(), c.mean_return(), c.std_return(), c.mean_length(),
+bool TrainJob::confirm_target(const EvalSnapshot& s, const EvalResult& r,
+                              const std::optional<EvalResult>& confirmation) {
+  // No episodes: envs given from outside that cannot build evaluation envs (an empty row).
+  static const EvalResult kNone;
+  const EvalResult& c = confirmation ? *confirmation : kNone;
+  std::optional<double> mean, sd, length;
+  if (!c.returns.empty()) mean = c.mean_return(), sd = c.std_return(), length = c.mean_length();
+  const bool confirmed = mean && *mean >= *s.confirm_target;
+  confirm_log_->row(s.env_steps, r.mean_return(), mean, sd, length,
                     static_cast<int64_t>(c.returns.size()), confirmed);
   ++job_.confirm_rows;
+  if (!mean) return false;
   if (tb_) {
-    tb_->scalar("eval/confirm_mean_reward", c.mean_return(), s.env_steps);
+    tb_->scalar("eval/confirm_mean_reward", *mean, s.env_steps);
     tb_->flush();
   }
   spdlog::info(
       "confirmation at {} steps: return {:.2f} +- {:.2f} over {} more episodes of the same "
       "weights: {}",
-      s.env_steps, c.mean_return(), c.std_return(), c.returns.size(),
+      s.env_steps, *mean, *sd, c.returns.size(),
       confirmed ? "the target holds" : "below the target, which does not count yet");
   return confirmed;
 }

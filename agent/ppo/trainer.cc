@@ -54,12 +54,12 @@ PpoTrainer::PpoTrainer(const TrainConfig& config, std::unique_ptr<envs::BatchEnv
   // Rank r of a data-parallel run steps the run's envs r * num_envs.. with their own seeds, and
   // samples actions from its own stream; rank 0 is exactly a one-process run.
   const int rank = comm_ ? comm_->rank() : 0;
-  if (auto* vector = dynamic_cast<envs::VectorEnv*>(venv_.get()))
+  auto* vector = dynamic_cast<envs::VectorEnv*>(venv_.get());
+  if (vector)
     vector->reset(config.run.seed, rank * config.env.num_envs);
   else
     venv_->reset(rank == 0 ? config.run.seed : derive_seed(config.run.seed, 0xd157 + rank));
   if (config.env.decorrelate_steps > 0) {
-    auto* vector = dynamic_cast<envs::VectorEnv*>(venv_.get());
     RECUR_CHECK(vector != nullptr,
                 "env.decorrelate_steps = {} needs recur's own envs (registry or plugin): envs "
                 "given from outside step all together, not one at a time. Set it to 0.",

@@ -26,10 +26,8 @@ void BackgroundEval::submit(EvalSnapshot snapshot) {
       if (const std::string why = set_thread_nice(nice_); !why.empty())
         spdlog::debug("run.eval_nice: the evaluation runs at the job's priority: {}", why);
     }
-    EvalReport report = work_(s);
     EvalOutcome out;
-    out.result = std::move(report.result);
-    out.confirmation = std::move(report.confirmation);
+    static_cast<EvalReport&>(out) = work_(s);
     out.snapshot = std::move(s);
     out.finished = std::chrono::steady_clock::now();
     return out;

@@ -41,11 +41,9 @@ struct EvalReport {
   std::optional<EvalResult> confirmation;
 };
 
-// A finished evaluation: its snapshot, its result (and confirmation), and when it was ready.
-struct EvalOutcome {
+// A finished evaluation: its report, its snapshot, and when it was ready.
+struct EvalOutcome : EvalReport {
   EvalSnapshot snapshot;
-  EvalResult result;
-  std::optional<EvalResult> confirmation;
   std::chrono::steady_clock::time_point finished;
 };
 

@@ -4,7 +4,8 @@
 //                  uploaded once per update; begin_update_gae uploads the rewards and episode
 //                  flags instead of the advantages and returns and runs GAE here
 //                  (kernels/gae.h), anchor_to_proximal the async anchor (forward passes and
-//                  kernels/proximal_anchor.h), end_update reads what they computed back once
+//                  kernels/proximal_anchor.h; with the learner's critic values, GAE again on
+//                  them), end_update reads what they computed back once
 //   compute        row index (T*B) -> gather obs, actions, old log-probs / values, advantages,
 //                  returns -> advantage normalization -> CudaPolicyLearner::evaluate (each
 //                  core's initial states gathered on the device from the uploaded table) -> PPO
@@ -127,20 +128,35 @@ class CudaPpoEngine final : public PpoEngine {
 
   // The forward passes run chunk after chunk with no synchronization between them (each chunk's
   // rows in their own pinned slot); the anchor kernel rewrites the chunk's log-probs and
-  // advantages in the uploaded rollout, as the host updater rewrites its arrays.
-  void anchor_to_proximal(int per_mb) override {
+  // advantages in the uploaded rollout, as the host updater rewrites its arrays. With `values`
+  // each chunk's log-probs and critic values are scattered into the rollout's proximal log-probs
+  // and its values instead, GAE runs again on those values, and the anchor then weights every
+  // row: the host updater's order (its anchor_to_proximal).
+  void anchor_to_proximal(int per_mb, bool values) override {
     use_device();
-    RECUR_ASSERT(r_ != nullptr && per_mb >= 1 && r_->N % per_mb == 0);
+    RECUR_ASSERT(r_ != nullptr && per_mb >= 1 && r_->N % per_mb == 0 && (gae_ || !values));
     const cudaStream_t s = learner_.stream();
     const int chunks = r_->N / per_mb;
     const int m = r_->T * per_mb;
+    const int tn = r_->T * r_->N;
+    if (values) proximal_.reserve(static_cast<size_t>(tn));
     anchor_cols_.resize(static_cast<size_t>(per_mb));
     for (int c = 0; c < chunks; ++c) {
       std::iota(anchor_cols_.begin(), anchor_cols_.end(), c * per_mb);
       forward(anchor_cols_, s, static_cast<size_t>(c), static_cast<size_t>(chunks));
-      kernels::launch_proximal_anchor(rows_.data(), logp_.data(), m, old_logp_.data(),
+      if (values)
+        kernels::launch_proximal_scatter(rows_.data(), logp_.data(), values_.data(), m,
+                                         proximal_.data(), old_values_.data(), s);
+      else
+        kernels::launch_proximal_anchor(rows_.data(), logp_.data(), m, old_logp_.data(),
+                                        advantages_.data(), s);
+    }
+    if (values) {
+      run_gae(s);  // on the learner's values, now in old_values_
+      kernels::launch_proximal_anchor(nullptr, proximal_.data(), tn, old_logp_.data(),
                                       advantages_.data(), s);
     }
+    values_replaced_ = values;
     learner_.mark("async anchor");
     // The minibatches that follow stage their rows in the same pinned slots.
     CUDA_CHECK(cudaStreamSynchronize(s));
@@ -154,6 +170,7 @@ class CudaPpoEngine final : public PpoEngine {
     advantages_.download(std::span<float>(r.advantages.data(), tn), s);
     returns_.download(std::span<float>(r.returns.data(), tn), s);
     old_logp_.download(std::span<float>(r.log_probs.data(), tn), s);
+    if (values_replaced_) old_values_.download(std::span<float>(r.values.data(), tn), s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
@@ -172,6 +189,7 @@ class CudaPpoEngine final : public PpoEngine {
     up(actions_, r.actions);
     up(old_logp_, r.log_probs);
     up(old_values_, r.values);
+    gae_ = gae, gamma_ = gamma, lambda_ = lambda, values_replaced_ = false;
     if (gae) {
       // The CUDA learner trains no rollout with reset steps (the updater refuses them), so GAE
       // reads no transition flags.
@@ -184,14 +202,7 @@ class CudaPpoEngine final : public PpoEngine {
       const auto tn = static_cast<size_t>(r.T) * static_cast<size_t>(r.N);
       advantages_.reserve(tn);
       returns_.reserve(tn);
-      kernels::GaeInputs in;
-      in.rewards = rewards_.data();
-      in.values = old_values_.data();
-      in.terminated = terminated_.data();
-      in.truncated = truncated_.data();
-      in.bootstrap_values = bootstrap_values_.data();
-      in.last_values = last_values_.data();
-      kernels::launch_gae(r.T, r.N, gamma, lambda, in, advantages_.data(), returns_.data(), s);
+      run_gae(s);
     } else {
       up(advantages_, r.advantages);
       up(returns_, r.returns);
@@ -205,6 +216,19 @@ class CudaPpoEngine final : public PpoEngine {
     // Pageable sources: the copies above have completed when the calls return (or are staged),
     // so the host may reuse the rollout; wait anyway to keep the contract obvious.
     CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+  // GAE over the uploaded rollout (begin_update_gae's), from the values in old_values_: the
+  // stored ones, or the learner's after the anchor replaced them.
+  void run_gae(cudaStream_t s) {
+    kernels::GaeInputs in;
+    in.rewards = rewards_.data();
+    in.values = old_values_.data();
+    in.terminated = terminated_.data();
+    in.truncated = truncated_.data();
+    in.bootstrap_values = bootstrap_values_.data();
+    in.last_values = last_values_.data();
+    kernels::launch_gae(r_->T, r_->N, gamma_, lambda_, in, advantages_.data(), returns_.data(), s);
   }
 
   // Rows of the (T, N) arrays that make the (T, B) minibatch of env columns `envs` (uploaded to
@@ -577,6 +601,12 @@ class CudaPpoEngine final : public PpoEngine {
   kernels::DeviceBuffer<float> rewards_, bootstrap_values_, last_values_;
   kernels::DeviceBuffer<uint8_t> terminated_, truncated_;
   std::vector<int> anchor_cols_;  // anchor_to_proximal: one chunk's env columns
+  // anchor_to_proximal with values: the (T, N) proximal log-probs, scattered chunk by chunk
+  kernels::DeviceBuffer<float> proximal_;
+  // The update's rollout math: GAE here (begin_update_gae) and its constants; the anchor
+  // replaced the rollout's values (end_update reads them back).
+  bool gae_ = false, values_replaced_ = false;
+  float gamma_ = 0, lambda_ = 0;
   kernels::DeviceBuffer<float> mb_obs_, mb_actions_, mb_old_logp_, mb_old_values_, mb_adv_,
       mb_returns_;
   kernels::DeviceBuffer<float> logp_, ent_, values_, d_logp_, d_ent_, d_values_;

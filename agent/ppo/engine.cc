@@ -47,7 +47,7 @@ bool PpoEngine::parameters_finite() {
 void PpoEngine::begin_update_gae(const Rollout& /*r*/, float /*gamma*/, float /*lambda*/) {
   detail::throw_internal(__FILE__, __LINE__, "begin_update_gae on an engine without rollout math");
 }
-void PpoEngine::anchor_to_proximal(int /*per_mb*/) {
+void PpoEngine::anchor_to_proximal(int /*per_mb*/, bool /*values*/) {
   detail::throw_internal(__FILE__, __LINE__,
                          "anchor_to_proximal on an engine without rollout math");
 }

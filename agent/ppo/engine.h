@@ -110,16 +110,21 @@ class PpoEngine {
   //   begin_update_gae(r, gamma, lambda)  begin_update(r), with r's advantages and returns
   //                                       computed here (agent/ppo/gae.h's definition) instead
   //                                       of read
-  //   anchor_to_proximal(per_mb)          algo.async_anchor: the current policy's log-probs of
+  //   anchor_to_proximal(per_mb, values)  algo.async_anchor: the current policy's log-probs of
   //                                       each chunk of per_mb env columns replace the stored
   //                                       ones and scale the advantages by
-  //                                       kernels::anchor_weight (the host updater's formula)
+  //                                       kernels::anchor_weight (the host updater's formula);
+  //                                       with `values` (algo.async_anchor_values) the current
+  //                                       critic's values replace the stored ones first and GAE
+  //                                       runs again on them (begin_update_gae's gamma and
+  //                                       lambda) before the weights scale its advantages
   //   end_update(r)                       writes the update's advantages, returns and log-probs
-  //                                       back into r (the rollout of begin_update_gae), so the
-  //                                       rollout reads as the host flow leaves it
+  //                                       (and values, when the anchor replaced them) back into
+  //                                       r (the rollout of begin_update_gae), so the rollout
+  //                                       reads as the host flow leaves it
   virtual bool computes_rollout_math() const { return false; }
   virtual void begin_update_gae(const Rollout& r, float gamma, float lambda);
-  virtual void anchor_to_proximal(int per_mb);
+  virtual void anchor_to_proximal(int per_mb, bool values);
   virtual void end_update(Rollout& r);
 
   // 16-bit gradients under a loss scale (device.cudnn_data: fp16 on the CUDA engine): the factor

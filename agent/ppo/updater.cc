@@ -53,13 +53,12 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
   // The learner's columns: whole env sequences, or with algo.bptt_steps the rollout's pieces.
   const bool cut = cfg_.bptt_steps > 0 && cfg_.bptt_steps < rollout.T;
   const bool anchor = policy_lag > 0 && cfg_.async_anchor;
-  // The anchor's critic values need GAE after them: the host flow does that (and a cut rollout's
-  // pieces cannot run GAE again: they keep the behaviour values).
+  // The anchor's critic values need GAE after them (a cut rollout's pieces cannot run GAE again:
+  // they keep the behaviour values).
   const bool anchor_values = anchor && cfg_.async_anchor_values && !cut;
   // GAE and the async anchor where the learner runs (engine.h), unless the cut needs the
   // advantages on the host first.
-  const bool engine_math =
-      engine_math_ && !cut && !anchor_values && engine_->computes_rollout_math();
+  const bool engine_math = engine_math_ && !cut && engine_->computes_rollout_math();
   if (!engine_math) gae(rollout);
   if (cut) cut_into_sequences(rollout, cfg_.bptt_steps, sequences_);
   Rollout& r = cut ? sequences_ : rollout;
@@ -86,7 +85,7 @@ UpdateStats PpoUpdater::update(Rollout& rollout, double progress, int64_t env_st
     engine_->begin_update(r);
   if (anchor) {
     if (engine_math) {
-      engine_->anchor_to_proximal(per_mb);
+      engine_->anchor_to_proximal(per_mb, anchor_values);
     } else {
       anchor_to_proximal(r, per_mb, anchor_values);
       engine_->begin_update(r);  // an engine that copies the rollout sees the new columns

@@ -396,33 +396,40 @@ TEST_CASE("CUDA PPO engine's GAE and async anchor on the device equal the host f
   agent::AlgoConfig cfg;
   cfg.epochs = 2;
   cfg.num_minibatches = 4;
-  // The anchor's critic values run the host flow in both (the next case checks their values).
-  cfg.async_anchor_values = false;
-  for (const int lag : {0, 1}) {
-    CAPTURE(lag);
-    const MathOutcome d = run_math(spec, cfg, true, lag, rollouts);
-    const MathOutcome h = run_math(spec, cfg, false, lag, rollouts);
-    const double tol = lag == 0 ? 1e-6 : 1e-4;
-    for (const auto& [name, t] : h.weights) {
-      CAPTURE(name);
-      CHECK(rel_err(d.weights.at(name).data, t.data) <= tol);
+  // values: algo.async_anchor_values, the learner's critic values replacing the stored ones and
+  // GAE run again on them (with lag 1; at lag 0 there is no anchor).
+  for (const bool values : {false, true})
+    for (const int lag : {0, 1}) {
+      CAPTURE(values);
+      CAPTURE(lag);
+      cfg.async_anchor_values = values;
+      const MathOutcome d = run_math(spec, cfg, true, lag, rollouts);
+      const MathOutcome h = run_math(spec, cfg, false, lag, rollouts);
+      const double tol = lag == 0 ? 1e-6 : 1e-4;
+      for (const auto& [name, t] : h.weights) {
+        CAPTURE(name);
+        CHECK(rel_err(d.weights.at(name).data, t.data) <= tol);
+      }
+      const bool critic = values && lag == 1;
+      for (size_t i = 0; i < rollouts.size(); ++i) {
+        CAPTURE(i);
+        const auto& a = d.after[i];
+        const auto& b = h.after[i];
+        // Returns read only the rollout, or with the critic's values the weights of the update's
+        // start; the anchor's proximal log-probs come from those weights too: the same in both
+        // flows for the first update (up to the device's rounding), a little apart after.
+        const double later = i == 0 ? (critic ? 1e-5 : 1e-6) : 1e-4;
+        CHECK(rel_err(a.returns, b.returns) <= (critic ? later : 1e-6));
+        CHECK(rel_err(a.values, b.values) <= (critic ? later : 0.0));
+        CHECK(rel_err(a.advantages, b.advantages) <= (lag == 0 ? 1e-6 : later));
+        CHECK(rel_err(a.log_probs, b.log_probs) <= later);
+        if (lag == 0) CHECK(a.log_probs == rollouts[i].log_probs);
+        if (lag == 1) CHECK(a.log_probs != rollouts[i].log_probs);
+        if (critic) CHECK(a.values != rollouts[i].values);
+      }
+      CHECK(std::abs(d.stats.explained_variance - h.stats.explained_variance) <= 1e-5);
+      CHECK(d.stats.minibatches == h.stats.minibatches);
     }
-    for (size_t i = 0; i < rollouts.size(); ++i) {
-      CAPTURE(i);
-      const auto& a = d.after[i];
-      const auto& b = h.after[i];
-      // Returns read only the rollout; the anchor's proximal log-probs come from the weights of
-      // the update's start, the same in both flows for the first update, a little apart after.
-      const double later = i == 0 ? 1e-6 : 1e-4;
-      CHECK(rel_err(a.returns, b.returns) <= 1e-6);
-      CHECK(rel_err(a.advantages, b.advantages) <= (lag == 0 ? 1e-6 : later));
-      CHECK(rel_err(a.log_probs, b.log_probs) <= later);
-      if (lag == 0) CHECK(a.log_probs == rollouts[i].log_probs);
-      if (lag == 1) CHECK(a.log_probs != rollouts[i].log_probs);
-    }
-    CHECK(std::abs(d.stats.explained_variance - h.stats.explained_variance) <= 1e-5);
-    CHECK(d.stats.minibatches == h.stats.minibatches);
-  }
 }
 
 // device.tower_streams 2 through whole updates (deferred steps, no host wait between minibatches;

@@ -64,9 +64,57 @@ class RolloutMathEngine : public test::WrappedHostEngine {
   void begin_update_gae(const agent::Rollout& r, float gamma, float lambda) override {
     ++gae_updates;
     own_ = r;
+    gamma_ = gamma, lambda_ = lambda, values_replaced_ = false;
     // What a device holds: the uploaded arrays, GAE's outputs not among them.
     std::fill(own_.advantages.begin(), own_.advantages.end(), -1e30f);
     std::fill(own_.returns.begin(), own_.returns.end(), -1e30f);
+    gae(gamma, lambda);
+    inner().begin_update(own_);
+  }
+  void anchor_to_proximal(int per_mb, bool values) override {
+    ++engine_anchors;
+    const int T = own_.T, N = own_.N;
+    std::vector<int> cols(static_cast<size_t>(per_mb));
+    std::vector<int32_t> rows(static_cast<size_t>(T) * per_mb);
+    std::vector<float> prox(rows.size()), critic(values ? rows.size() : 0);
+    // With values: the rollout-wide proximal log-probs, unset rows marked to show if any stayed.
+    std::vector<float> all_prox(values ? own_.log_probs.size() : 0, -1e30f);
+    for (int first = 0; first < N; first += per_mb) {
+      std::iota(cols.begin(), cols.end(), first);
+      inner().log_probs(cols, prox, critic);  // (T, per_mb), time-major
+      for (int t = 0; t < T; ++t)
+        for (int j = 0; j < per_mb; ++j)
+          rows[static_cast<size_t>(t) * per_mb + j] = t * N + first + j;
+      const int m = static_cast<int>(rows.size());
+      if (values)
+        kernels::proximal_scatter_reference(rows.data(), prox.data(), critic.data(), m,
+                                            all_prox.data(), own_.values.data());
+      else
+        kernels::proximal_anchor_reference(rows.data(), prox.data(), m, own_.log_probs.data(),
+                                           own_.advantages.data());
+    }
+    if (!values) return;
+    // GAE again on the critic's values, then the weights over every row (the device's order).
+    std::fill(own_.advantages.begin(), own_.advantages.end(), -1e30f);
+    std::fill(own_.returns.begin(), own_.returns.end(), -1e30f);
+    gae(gamma_, lambda_);
+    kernels::proximal_anchor_reference(nullptr, all_prox.data(), static_cast<int>(all_prox.size()),
+                                       own_.log_probs.data(), own_.advantages.data());
+    values_replaced_ = true;
+  }
+  void end_update(agent::Rollout& r) override {
+    ++read_backs;
+    r.advantages = own_.advantages;
+    r.returns = own_.returns;
+    r.log_probs = own_.log_probs;
+    if (values_replaced_) r.values = own_.values;
+  }
+
+  int plain_updates = 0, gae_updates = 0, engine_anchors = 0, host_anchor_chunks = 0;
+  int read_backs = 0;
+
+ private:
+  void gae(float gamma, float lambda) {
     kernels::GaeInputs in;
     in.rewards = own_.rewards.data();
     in.values = own_.values.data();
@@ -76,36 +124,11 @@ class RolloutMathEngine : public test::WrappedHostEngine {
     in.last_values = own_.last_values.data();
     kernels::gae_reference(own_.T, own_.N, gamma, lambda, in, own_.advantages.data(),
                            own_.returns.data());
-    inner().begin_update(own_);
-  }
-  void anchor_to_proximal(int per_mb) override {
-    ++engine_anchors;
-    const int T = own_.T, N = own_.N;
-    std::vector<int> cols(static_cast<size_t>(per_mb));
-    std::vector<int32_t> rows(static_cast<size_t>(T) * per_mb);
-    std::vector<float> prox(rows.size());
-    for (int first = 0; first < N; first += per_mb) {
-      std::iota(cols.begin(), cols.end(), first);
-      inner().log_probs(cols, prox, {});  // (T, per_mb), time-major
-      for (int t = 0; t < T; ++t)
-        for (int j = 0; j < per_mb; ++j)
-          rows[static_cast<size_t>(t) * per_mb + j] = t * N + first + j;
-      kernels::proximal_anchor_reference(rows.data(), prox.data(), static_cast<int>(rows.size()),
-                                         own_.log_probs.data(), own_.advantages.data());
-    }
-  }
-  void end_update(agent::Rollout& r) override {
-    ++read_backs;
-    r.advantages = own_.advantages;
-    r.returns = own_.returns;
-    r.log_probs = own_.log_probs;
   }
 
-  int plain_updates = 0, gae_updates = 0, engine_anchors = 0, host_anchor_chunks = 0;
-  int read_backs = 0;
-
- private:
   agent::Rollout own_;
+  float gamma_ = 0, lambda_ = 0;
+  bool values_replaced_ = false;
 };
 
 struct Outcome {
@@ -153,6 +176,7 @@ void check_same(const Outcome& e, const Outcome& h) {
     CHECK(e.after[i].advantages == h.after[i].advantages);
     CHECK(e.after[i].returns == h.after[i].returns);
     CHECK(e.after[i].log_probs == h.after[i].log_probs);
+    CHECK(e.after[i].values == h.after[i].values);
   }
 }
 
@@ -182,7 +206,7 @@ TEST_CASE("an engine's own GAE and async anchor give the host flow's update bit 
           doctest::Approx(e.after[0].advantages[5] + rollouts[0].values[5]));
   }
   SUBCASE("async with the anchor: the anchor where the learner runs too") {
-    cfg.async_anchor_values = false;  // the critic's values need the host flow (next case)
+    cfg.async_anchor_values = false;  // the behaviour critic's values (next case: the learner's)
     const Outcome e = run(cfg, true, 1, rollouts), h = run(cfg, false, 1, rollouts);
     check_same(e, h);
     CHECK(e.engine_anchors == 2);
@@ -193,12 +217,15 @@ TEST_CASE("an engine's own GAE and async anchor give the host flow's update bit 
     // The anchor changed the log-probs (the update's proximal policy replaced the behaviour's).
     CHECK(e.after[1].log_probs != rollouts[1].log_probs);
   }
-  SUBCASE("async with the anchor's critic values: the host flow, its GAE from the learner") {
+  SUBCASE("async with the anchor's critic values: GAE again where the learner runs") {
     const Outcome e = run(cfg, true, 1, rollouts), h = run(cfg, false, 1, rollouts);
     check_same(e, h);
-    CHECK(e.gae_updates == 0);
-    CHECK(e.engine_anchors == 0);
-    CHECK(e.host_anchor_chunks == 8);
+    CHECK(e.gae_updates == 2);
+    CHECK(e.engine_anchors == 2);
+    CHECK(e.host_anchor_chunks == 0);
+    CHECK(e.read_backs == 2);
+    CHECK(h.host_anchor_chunks == 8);
+    CHECK(h.plain_updates == 4);
     // The first update's values are the learner's critic at its start: the initial weights.
     const policy::PolicySpec s = test::small_policy_spec();
     Rng init(3);  // run()'s

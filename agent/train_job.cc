@@ -536,8 +536,14 @@ void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r,
     tb_->scalar("eval/mean_ep_length", r.mean_length(), steps);
     tb_->flush();
   }
-  if (!job_.best || r.mean_return() > *job_.best) {
-    job_.best = r.mean_return();
+  // The best checkpoint judges weights whose evaluation was confirmed (run.
+  // target_confirm_episodes) by the confirmation: the evaluation's episodes were the draw that
+  // reached the target, the confirmation's are more and fresh.
+  const double score = s.confirm_target && confirmation && !confirmation->returns.empty()
+                           ? confirmation->mean_return()
+                           : r.mean_return();
+  if (!job_.best || score > *job_.best) {
+    job_.best = score;
     save_policy(run_dir_->best_checkpoint(), s);
   }
   spdlog::info(

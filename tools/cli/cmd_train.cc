@@ -76,16 +76,19 @@ void add_train_command(CLI::App& app, int& exit_code) {
         result.stopped_at_target
             ? fmt::format(" (run.stop_at_target: stopped at {} env steps)", result.env_steps)
             : "";
+    // run.target_confirm_episodes: a shorter evaluation's hit counted once N more episodes of the
+    // same weights reached the target too; an evaluation of N or more (the final one) counts alone.
     const int confirm = result.config.run.target_confirm_episodes;
     const std::string confirmed =
-        confirm > 0 ? fmt::format(" (an evaluation held over {} more episodes)", confirm) : "";
+        confirm > 0 ? fmt::format(" (held over at least {} episodes of those weights)", confirm)
+                    : "";
     if (result.target && result.target_env_steps)
       fmt::print("target {:.2f} reached at {} env steps, {:.1f} s{}{}\n", *result.target,
                  *result.target_env_steps, result.target_seconds, confirmed,
                  by_training ? "" : stopped);
     else if (result.target)
       fmt::print("target {:.2f} not reached by any evaluation{}\n", *result.target,
-                 confirm > 0 ? fmt::format(" held over {} more episodes", confirm) : "");
+                 confirm > 0 ? fmt::format(" held over at least {} episodes", confirm) : "");
     // The peers' criterion (Sample Factory, CleanRL): the mean of the last 100 training episodes.
     if (result.target && result.train_target_env_steps)
       fmt::print(

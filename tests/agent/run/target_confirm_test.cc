@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -88,10 +89,19 @@ class Payout final : public envs::Env {
 // Envs given from outside: training and evaluation envs pay 1, and so do the confirmation's when
 // `confirmation_pays`; else they pay 0. The evaluation asks for run.eval_episodes (2) envs, the
 // confirmation for min(run.target_confirm_episodes, 8) = 8.
+agent::TrainJobOptions payout_envs(const std::string& name,
+                                   std::function<double()> confirmation_pay);
+
 agent::TrainJobOptions payout_envs(const std::string& name, bool confirmation_pays) {
+  return payout_envs(name, [confirmation_pays] { return confirmation_pays ? 1.0 : 0.0; });
+}
+
+// The same with each confirmation's pay drawn from `confirmation_pay` when its envs are made.
+agent::TrainJobOptions payout_envs(const std::string& name,
+                                   std::function<double()> confirmation_pay) {
   agent::TrainJobOptions o = named(name);
-  o.make_env = [confirmation_pays](int n, bool training) -> std::unique_ptr<envs::BatchEnv> {
-    const double pay = training || n != 8 || confirmation_pays ? 1.0 : 0.0;
+  o.make_env = [confirmation_pay](int n, bool training) -> std::unique_ptr<envs::BatchEnv> {
+    const double pay = training || n != 8 ? 1.0 : confirmation_pay();
     std::vector<std::unique_ptr<envs::Env>> envs;
     for (int i = 0; i < n; ++i) envs.push_back(std::make_unique<Payout>(pay));
     return std::make_unique<envs::VectorEnv>(std::move(envs));
@@ -208,4 +218,28 @@ TEST_CASE(
   CHECK(held_rows[1][6] == "1");
   CHECK(policy::load_policy(held.run_dir / "checkpoints" / "target.safetensors")
             .metadata.at(agent::kMetaEnvSteps) == "512");
+}
+
+TEST_CASE("the best checkpoint judges a confirmed evaluation by its confirmation") {
+  // Every evaluation scores 1 over its 2 episodes; its confirmation, the fairer measure of those
+  // weights, scores 0.1, 0.2, 0.3 and 0.4 in turn (the final evaluation's included), all below
+  // the target. By the evaluations alone the first would stay best; by the confirmations the
+  // last is.
+  const recur::test::TempDir tmp("target_confirm_best_test");
+  agent::TrainConfig c = cartpole(tmp.path.string());
+  c.env.id = "Payout";
+  c.run.eval_every = 512;
+  c.run.final_eval_episodes = 2;
+  c.run.target_return = 0.5f;
+  c.run.target_confirm_episodes = 20;
+  auto made = std::make_shared<int>(0);
+  const auto r = agent::run_train_job(c, agent::to_yaml(c),
+                                      payout_envs("best", [made] { return 0.1 * ++*made; }));
+  CHECK(*made == 4);
+  CHECK(!r.target_env_steps);
+  CHECK(policy::load_policy(r.run_dir / "checkpoints" / "best.safetensors")
+            .metadata.at(agent::kMetaEnvSteps) == "2048");
+  const auto eval = csv_rows(r.run_dir / "eval.csv");
+  REQUIRE(eval.size() == 5);
+  CHECK(std::stod(eval[1][1]) == 1.0);  // eval.csv keeps the evaluation's own mean
 }

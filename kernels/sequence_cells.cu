@@ -223,27 +223,62 @@ __global__ void __launch_bounds__(kScanColumns* kScanChunks)
                           sa[threadIdx.y][threadIdx.x], a.dzh);
 }
 
-// blockDim (kSumColumns, kSumLanes): thread (x, y) sums rows y, y + kSumLanes, ... of column
-// blockIdx.x * kSumColumns + x in double, then the lanes fold in a fixed tree: the order depends on
-// (rows, cols) alone, so two runs agree bitwise. A warp reads 32 neighbouring columns of one row
-// (coalesced), and each block keeps 32 warps' loads in flight. The first version ran one thread per
-// column: 640 columns (the layer-norm LSTM's 5H at H 128) filled 3 of the H200's 132 SMs and
-// minGRU's 256 one, and at T 32 x B 1024 their backward took 8x and 11x their forward, which
-// those sums account for (docs/PERFORMANCE.md, 2026-11-30; this version not yet run on a GPU).
+// blockDim (kSumColumns, kSumLanes), gridDim (column blocks, row ranges): thread (x, y) sums rows
+// y, y + kSumLanes, ... of its block's row range, column blockIdx.x * kSumColumns + x, in double
+// (with kPlain also the plain sum of a beside the weighted one), then the lanes fold in a fixed
+// tree. With one range lane 0 adds the totals to out; with more it writes the range's partials to
+// scratch (quantity, range, column), and column_partials_kernel adds them up in range order. The
+// order depends on (rows, cols) alone, so two runs agree bitwise. A warp reads 32 neighbouring
+// columns of one row (coalesced), and each block keeps 32 warps' loads in flight. The first
+// version ran one thread per column over all rows: 640 columns (the layer-norm LSTM's 5H at H
+// 128) filled 3 of the H200's 132 SMs and minGRU's 256 one, and at T 32 x B 1024 their backward
+// took 8x and 11x their forward, which those sums account for (docs/PERFORMANCE.md, 2026-11-30;
+// this version not yet run on a GPU).
+template <bool kPlain>
 __global__ void __launch_bounds__(kSumColumns* kSumLanes)
     column_sums_kernel(const float* __restrict__ a, const float* __restrict__ w, int rows, int cols,
-                       float* __restrict__ out) {
-  __shared__ double partial[kSumLanes][kSumColumns + 1];  // + 1: no bank conflicts on the fold
+                       int range_rows, float* __restrict__ out, float* __restrict__ out_plain,
+                       double* __restrict__ scratch) {
+  // + 1: no bank conflicts on the fold
+  __shared__ double partial[kPlain ? 2 : 1][kSumLanes][kSumColumns + 1];
   const int col = blockIdx.x * kSumColumns + static_cast<int>(threadIdx.x);
-  double s = 0.0;
+  const int first = static_cast<int>(blockIdx.y) * range_rows;
+  const int end = rows - first < range_rows ? rows : first + range_rows;
+  double s = 0.0, plain = 0.0;
   if (col < cols)
-    for (int r = static_cast<int>(threadIdx.y); r < rows; r += kSumLanes) {
+    for (int r = first + static_cast<int>(threadIdx.y); r < end; r += kSumLanes) {
       const size_t i = static_cast<size_t>(r) * cols + col;
-      s += w ? static_cast<double>(a[i]) * static_cast<double>(w[i]) : static_cast<double>(a[i]);
+      const double x = a[i];
+      s += w ? x * static_cast<double>(w[i]) : x;
+      if constexpr (kPlain) plain += x;
     }
-  partial[threadIdx.y][threadIdx.x] = s;
-  detail::fold_lanes<kSumLanes>(partial);
-  if (threadIdx.y == 0 && col < cols) out[col] += static_cast<float>(partial[0][threadIdx.x]);
+  partial[0][threadIdx.y][threadIdx.x] = s;
+  if constexpr (kPlain) partial[1][threadIdx.y][threadIdx.x] = plain;
+  detail::fold_lanes<kSumLanes>(partial[0]);
+  if constexpr (kPlain) detail::fold_lanes<kSumLanes>(partial[1]);
+  if (threadIdx.y != 0 || col >= cols) return;
+  if (gridDim.y == 1) {
+    out[col] += static_cast<float>(partial[0][0][threadIdx.x]);
+    if constexpr (kPlain) out_plain[col] += static_cast<float>(partial[1][0][threadIdx.x]);
+    return;
+  }
+  const size_t ranges = gridDim.y, range = blockIdx.y;
+  scratch[range * cols + col] = partial[0][0][threadIdx.x];
+  if constexpr (kPlain) scratch[(ranges + range) * cols + col] = partial[1][0][threadIdx.x];
+}
+
+// The row ranges' partials of column_sums_kernel, added in range order: one thread per (quantity,
+// column); quantity 0 into out, 1 into out_plain.
+__global__ void column_partials_kernel(const double* __restrict__ scratch, int ranges, int cols,
+                                       int quantities, float* __restrict__ out,
+                                       float* __restrict__ out_plain) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= quantities * cols) return;
+  const int q = i / cols, col = i % cols;
+  const double* p = scratch + static_cast<size_t>(q) * ranges * cols + col;
+  double total = 0.0;
+  for (int r = 0; r < ranges; ++r) total += p[static_cast<size_t>(r) * cols];
+  (q == 0 ? out : out_plain)[col] += static_cast<float>(total);
 }
 
 // One thread per (row, unit) of the highway; grid-stride.
@@ -317,11 +352,30 @@ void launch_mingru_scan_grad(const MinGruScanGrad& a, cudaStream_t stream) {
 }
 
 void launch_column_sums(const float* a, const float* w, int rows, int cols, float* out,
-                        cudaStream_t stream) {
+                        float* out_plain, double* scratch, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
+  RECUR_CHECK_ARG(out_plain == nullptr || w != nullptr,
+                  "column sums: the plain sums ride along a weighted pass only");
+  const int ranges = column_sum_splits(rows, cols);
+  RECUR_CHECK_ARG(ranges == 1 || scratch != nullptr,
+                  "column sums: {} rows x {} columns need {} doubles of scratch", rows, cols,
+                  column_sums_scratch(rows, cols));
+  const int range_rows = (rows + ranges - 1) / ranges;
   const dim3 block(kSumColumns, kSumLanes);
-  const int grid = (cols + kSumColumns - 1) / kSumColumns;
-  column_sums_kernel<<<grid, block, 0, stream>>>(a, w, rows, cols, out);
+  const dim3 grid(static_cast<unsigned>((cols + kSumColumns - 1) / kSumColumns),
+                  static_cast<unsigned>(ranges));
+  if (out_plain)
+    column_sums_kernel<true>
+        <<<grid, block, 0, stream>>>(a, w, rows, cols, range_rows, out, out_plain, scratch);
+  else
+    column_sums_kernel<false>
+        <<<grid, block, 0, stream>>>(a, w, rows, cols, range_rows, out, nullptr, scratch);
+  CUDA_CHECK(cudaGetLastError());
+  if (ranges == 1) return;
+  const int quantities = out_plain ? 2 : 1;
+  const int n = quantities * cols;
+  column_partials_kernel<<<(n + kBlock - 1) / kBlock, kBlock, 0, stream>>>(
+      scratch, ranges, cols, quantities, out, out_plain);
   CUDA_CHECK(cudaGetLastError());
 }
 

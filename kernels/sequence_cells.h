@@ -119,11 +119,36 @@ struct HighwayBackward {
 };
 void launch_highway_backward(const HighwayBackward& a, cudaStream_t stream);
 
-// out[j] += sum over rows r of a[r, j] * (w ? w[r, j] : 1), a and w (rows, cols) row-major;
-// summed in double by 32 row lanes per column folded in a fixed order: deterministic (two runs
-// agree bitwise). The bias and LayerNorm gain/shift gradients.
+// The row ranges launch_column_sums splits `rows` into at (rows, cols): enough blocks of 32
+// columns x 32 row lanes to fill a large GPU (~264) where the columns alone give few, each range
+// at least 1024 rows. A function of the shape alone, never of the device, so that the summation
+// order (and so the result, bit for bit) is the same on every GPU.
+inline int column_sum_splits(int rows, int cols) {
+  constexpr int kTargetBlocks = 264, kMinRows = 1024, kColumns = 32;
+  if (rows <= 0 || cols <= 0) return 1;
+  const int col_blocks = (cols + kColumns - 1) / kColumns;
+  const int by_blocks = (kTargetBlocks + col_blocks - 1) / col_blocks;
+  const int by_rows = (rows + kMinRows - 1) / kMinRows;
+  const int splits = by_blocks < by_rows ? by_blocks : by_rows;
+  return splits < 1 ? 1 : splits;
+}
+
+// Device doubles launch_column_sums needs as scratch at (rows, cols): the partial sums of each
+// row range for both outputs; 0 when the rows are not split.
+inline size_t column_sums_scratch(int rows, int cols) {
+  const int splits = column_sum_splits(rows, cols);
+  return splits > 1 ? 2 * static_cast<size_t>(splits) * static_cast<size_t>(cols) : 0;
+}
+
+// out[j] += sum over rows r of a[r, j] * (w ? w[r, j] : 1), and when out_plain is given (w must
+// be too) out_plain[j] += sum over rows r of a[r, j], from the same read of a; a and w (rows,
+// cols) row-major. Summed in double: each of column_sum_splits(rows, cols) row ranges by 32 row
+// lanes per column folded in a fixed tree, then the ranges' partials added in order:
+// deterministic (two runs agree bitwise). scratch: column_sums_scratch(rows, cols) doubles of
+// device memory (may be null when that is 0). The bias gradient, and the LayerNorm gain and
+// shift gradients in one pass.
 void launch_column_sums(const float* a, const float* w, int rows, int cols, float* out,
-                        cudaStream_t stream);
+                        float* out_plain, double* scratch, cudaStream_t stream);
 
 // out = a + b, n floats (a residual stack's output).
 void launch_add(const float* a, const float* b, long long n, float* out, cudaStream_t stream);

@@ -300,6 +300,10 @@ void CudaSequenceExecutor::run_backward(const float* dy, float* dx, bool want_in
   dgates_.reserve(tb * s.gates() * s.hidden);
   if (has_layer_norm(s.cell)) dnorm_.reserve(tb * kNormGroups * s.hidden);
   if (has_highway_stack(s.cell)) dskip_.reserve(tb * s.hidden);
+  // The column sums' row ranges: minGRU's bias gradient (G H columns) or the layer-norm LSTM's
+  // gain and shift gradients (5 H).
+  const int sum_cols = (has_layer_norm(s.cell) ? kNormGroups : s.gates()) * s.hidden;
+  sum_scratch_.reserve(kernels::column_sums_scratch(static_cast<int>(tb), sum_cols));
   // Both: they swap roles layer by layer, and layer 0's input may be wider than H.
   dh_out_.reserve(tb * max_in);
   din_.reserve(tb * max_in);
@@ -365,7 +369,7 @@ void CudaSequenceExecutor::layer_backward(int k, bool want_input, bool want_init
     a.dh0 = want_initial ? dh0_.data() + static_cast<size_t>(k) * bh : nullptr;
     kernels::launch_mingru_scan_grad(a, st);
     kernels::launch_column_sums(dgates_.data(), nullptr, static_cast<int>(tb), G * H,
-                                dw + o.bias_ih, st);
+                                dw + o.bias_ih, nullptr, sum_scratch_.data(), st);
   } else {
     dh_next_.zero(st);
     dc_next_.zero(st);
@@ -402,10 +406,9 @@ void CudaSequenceExecutor::layer_backward(int k, bool want_input, bool want_init
     }
     gemm_dw(cb, static_cast<int>(tb), G * H, H, dgates_.data(), ly.h_prev.data(), dw + o.weight_hh);
     const int nw = kNormGroups * H;
+    // The gains' gradient sum(dnorm xhat) and the shifts' sum(dnorm) in one pass over dnorm.
     kernels::launch_column_sums(dnorm_.data(), ly.xhat.data(), static_cast<int>(tb), nw,
-                                dw + o.norm_weight, st);
-    kernels::launch_column_sums(dnorm_.data(), nullptr, static_cast<int>(tb), nw, dw + o.norm_bias,
-                                st);
+                                dw + o.norm_weight, dw + o.norm_bias, sum_scratch_.data(), st);
   }
   // Input side, all T*B rows at once.
   gemm_dw(cb, static_cast<int>(tb), G * H, in, dgates_.data(), layer_input(k), dw + o.weight_ih);

@@ -121,6 +121,7 @@ class CudaSequenceExecutor final : public DeviceSequenceExecutor {
   kernels::DeviceBuffer<int32_t> state_rows_;  // (B) rows of a device state table
   // Backward workspaces.
   kernels::DeviceBuffer<float> dgates_, dnorm_;  // (T*B, G*H), (T*B, 5H)
+  kernels::DeviceBuffer<double> sum_scratch_;    // kernels::column_sums_scratch's row ranges
   kernels::DeviceBuffer<float> dskip_;           // mingru_highway: (T*B, H) d out_{k-1} via skip
   kernels::DeviceBuffer<float> dh_out_, din_;    // (T*B, H), (T*B, max(in, H))
   kernels::DeviceBuffer<float> dh_next_, dc_next_, dh_prev_, dc_prev_;  // (B, H)

@@ -13,7 +13,8 @@
 # 2026-11-30 (docs/PERFORMANCE.md, "The H200 run of 2026-11-30"):
 #   info.txt          nvidia-smi, driver, `recur info` (CUDA, cuDNN), lscpu
 #   new-cases.txt     first the cases of kernels changed since that run (the fused lstm_ln/minGRU
-#                     executor, whose column sums were rewritten; the action heads' test
+#                     executor, whose column sums were rewritten twice: lanes, then row ranges
+#                     and the LayerNorm's two sums in one pass, column_sums_test; the action heads' test
 #                     threshold; cuDNN's persist_small_h on cut batches padded to full length),
 #                     then the rest of the cases written without a device; one process per case,
 #                     PASS/FAIL/SKIP
@@ -62,7 +63,7 @@ section info 10 && {
   lscpu
 } >"$out/info.txt" 2>&1
 
-changed_files='*cuda_sequence_executor_test*,*gpu_policy_test*,*action_heads_test*'
+changed_files='*cuda_sequence_executor_test*,*column_sums_test*,*gpu_policy_test*,*action_heads_test*'
 changed_files+=',*cudnn_sequence_executor_test*,*cuda_engine_test*'
 new_files='*step_guard_test*,*gae_test*,*proximal_anchor_test*,*state_gather_test*,*low_float_test*'
 new_files+=',*learner_kernels_test*,*cuda_learner_tower_streams_test*'

@@ -27,24 +27,15 @@
 #include "policy/policy_checkpoint.h"
 #include "tests/support/skip.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/train_configs.h"
 
 using namespace recur;
 
 namespace {
 agent::TrainConfig tiny_config(const std::string& dir, bool async) {
-  agent::TrainConfig c;
-  c.env.id = "CartPole-v1";
-  c.env.num_envs = 4;
-  c.policy.encoder = {16};
-  c.policy.hidden = 16;
-  c.algo.rollout_steps = 16;
-  c.algo.epochs = 2;
-  c.algo.num_minibatches = 2;
-  c.run.total_env_steps = 2048;
+  agent::TrainConfig c = test::small_cartpole_job(dir);
   c.run.eval_every = 256;
   c.run.eval_episodes = 4;
-  c.run.final_eval_episodes = 3;
-  c.run.output_dir = dir;
   c.run.eval_async = async;
   return c;
 }

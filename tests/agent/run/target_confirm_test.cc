@@ -20,26 +20,14 @@
 #include "envs/vector_env.h"
 #include "policy/policy_checkpoint.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/train_configs.h"
 
 using namespace recur;
 
 namespace {
 
 agent::TrainConfig cartpole(const std::string& dir) {
-  agent::TrainConfig c;
-  c.env.id = "CartPole-v1";
-  c.env.num_envs = 4;
-  c.policy.encoder = {16};
-  c.policy.hidden = 16;
-  c.algo.rollout_steps = 16;
-  c.algo.epochs = 2;
-  c.algo.num_minibatches = 2;
-  c.run.total_env_steps = 2048;
-  c.run.eval_every = 1024;
-  c.run.eval_episodes = 2;
-  c.run.final_eval_episodes = 3;
-  c.run.output_dir = dir;
-  return c;
+  return test::small_cartpole_job(dir);
 }
 
 agent::TrainJobOptions named(const std::string& name) {

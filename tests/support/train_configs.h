@@ -1,5 +1,5 @@
 // The small CartPole-v1 training job that the run tests (train_job_test, background_eval_test,
-// target_confirm_test) build on; each changes what it tests from there.
+// target_confirm_test, recorder_test's video case) build on; each changes what it tests from there.
 #pragma once
 
 #include <string>

@@ -25,6 +25,7 @@
 #include "envs/vector_env.h"
 #include "policy/policy_actor.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/train_configs.h"
 
 using namespace recur;
 namespace rec = recur::agent::record;
@@ -371,19 +372,8 @@ TEST_CASE("film_episode on a batch with its own frames: odd sizes are cropped to
 TEST_CASE("run.video_every_evals films evaluations and leaves training unchanged") {
   const recur::test::TempDir tmp("train_video_test");
   const auto& dir = tmp.path;
-  agent::TrainConfig c;
-  c.env.id = "CartPole-v1";
-  c.env.num_envs = 4;
-  c.policy.encoder = {16};
-  c.policy.hidden = 16;
-  c.algo.rollout_steps = 16;
-  c.algo.epochs = 2;
-  c.algo.num_minibatches = 2;
-  c.run.total_env_steps = 2048;
-  c.run.eval_every = 1024;
-  c.run.eval_episodes = 2;
+  agent::TrainConfig c = recur::test::small_cartpole_job(dir.string());
   c.run.final_eval_episodes = 2;
-  c.run.output_dir = dir.string();
   agent::TrainJobOptions plain_opts, video_opts;
   plain_opts.name = "plain";
   video_opts.name = "video";

@@ -32,8 +32,10 @@ double EvalResult::mean_length() const {
 EvalResult evaluate_policy(const policy::PolicySpec& spec, const policy::TensorMap& tensors,
                            const EvalConfig& config) {
   RECUR_CHECK(config.episodes >= 1, "evaluation needs at least 1 episode, got {}", config.episodes);
+  RECUR_CHECK(config.threads >= 1, "evaluation needs at least 1 stepping thread, got {}",
+              config.threads);
   const int n = std::max(1, std::min(config.num_envs, config.episodes));
-  envs::VectorEnv venv(config.env_id, n, config.env_options);
+  envs::VectorEnv venv(config.env_id, n, config.env_options, std::min(config.threads, n));
   return evaluate_policy(spec, tensors, config, venv);
 }
 

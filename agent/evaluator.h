@@ -23,6 +23,9 @@ struct EvalConfig {
   Options env_options;
   int episodes = 10;
   int num_envs = 4;
+  // Threads stepping those envs (envs::VectorEnv's pool; at most num_envs): the results are the
+  // same for any count. Unused with envs built elsewhere.
+  int threads = 1;
   uint64_t seed = 1000;
   bool deterministic = true;
   policy::Placement placement;  // where the actor's core runs (checkpoints load on any device)

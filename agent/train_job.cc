@@ -168,6 +168,7 @@ TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
   eval_cfg_.env_options.values = config.env.options;
   eval_cfg_.seed = derive_seed(config.run.seed, 0xe7a1);  // envs unseen by training
   eval_cfg_.deterministic = true;
+  eval_cfg_.threads = config.run.eval_threads;
   // Synchronous where a thread beside training is wrong: every rank must agree at the same update
   // on run.stop_at_target, and envs from Python are built and stepped under the GIL.
   if (config.run.eval_async && config.run.eval_every > 0 && (comm_ || options.make_env))

@@ -224,6 +224,7 @@ EvaluateResult evaluate(const PolicyTarget& t, const EvaluateOptions& options) {
   cfg.env_options = t.env_options;
   cfg.episodes = options.episodes;
   cfg.num_envs = options.num_envs;
+  cfg.threads = options.threads;
   cfg.seed = options.seed;
   cfg.deterministic = options.deterministic;
   cfg.placement = placement_on(options.device);

@@ -143,6 +143,7 @@ struct EvaluateOptions {
   std::string env_id = {};     // empty: the env the policy trained on
   uint64_t seed = 12345;
   int num_envs = 4;  // envs run in parallel, each an equal share of the episodes
+  int threads = 1;   // threads stepping them (the results are the same for any count)
   policy::Device device = policy::Device::kCpu;
   std::vector<std::string> plugins = {};
   // Also film the episodes `video` picks into video_dir as MP4 (recorded alongside, with the

@@ -159,6 +159,11 @@ struct RunConfig {
   // waits for its slowest worker, so one more busy thread than cores can halve the stepping rate
   // (docs/PERFORMANCE.md, "The evaluation thread's priority").
   int eval_nice = 19;
+  // Threads stepping each evaluation's envs (periodic, confirmation and final; at most its 8
+  // envs), beside the training threads: the results are the same for any count. More shorten a
+  // long evaluation (a 100-episode final one, or a confirmation that a periodic evaluation point
+  // must wait for) where cores are spare.
+  int eval_threads = 1;
 
   bool operator==(const RunConfig&) const = default;
 };

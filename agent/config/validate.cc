@@ -247,6 +247,8 @@ void check_run(const Checker& c, const RunConfig& r, const EnvConfig& e, const A
   c.require(r.final_eval_episodes >= 1, "run.final_eval_episodes", r.final_eval_episodes, ">= 1");
   c.require(r.eval_nice >= 0 && r.eval_nice <= 19, "run.eval_nice", r.eval_nice,
             "0 to 19 (Linux nice values; 0 = the training threads' priority)");
+  c.require(r.eval_threads >= 1 && r.eval_threads <= 256, "run.eval_threads", r.eval_threads,
+            "1 to 256 (an evaluation steps at most 8 envs, so more than 8 add nothing)");
   c.require(r.threads >= 1, "run.threads", r.threads, ">= 1");
   c.require(r.learner_threads >= 1 && r.learner_threads <= 2, "run.learner_threads",
             r.learner_threads, "1 or 2 (one thread per LSTM tower)");

@@ -143,6 +143,7 @@ const std::vector<Section>& sections() {
         field("target_measure", &T::run, &R::target_measure),
         field("target_confirm_episodes", &T::run, &R::target_confirm_episodes),
         field("eval_async", &T::run, &R::eval_async), field("eval_nice", &T::run, &R::eval_nice),
+        field("eval_threads", &T::run, &R::eval_threads),
         field("learner_threads", &T::run, &R::learner_threads)}},
       {"device",
        {field("actor", &T::device, &D::actor), field("learner", &T::device, &D::learner),

@@ -31,6 +31,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     std::string env;
     uint64_t seed = 12345;
     int num_envs = 4;
+    int threads = 1;
     bool json = false;
     std::string device = "cpu";
     VideoArgs video;
@@ -50,6 +51,11 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", args->seed, "Seed of the evaluation envs")->capture_default_str();
   cmd->add_option("--num-envs", args->num_envs, "Envs run in parallel")
       ->check(CLI::Range(1, 1 << 12))
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads,
+                  "Threads stepping the envs (at most --num-envs; the results are the same for "
+                  "any count)")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--device", args->device,
@@ -71,6 +77,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     o.env_id = args->env;
     o.seed = args->seed;
     o.num_envs = args->num_envs;
+    o.threads = args->threads;
     o.device = resolve_cli_device(args->device);
     o.plugins = args->plugins;
     o.video_dir = args->video.dir;

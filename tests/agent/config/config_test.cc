@@ -226,6 +226,13 @@ TEST_CASE("config out of range values name the key the value and the range") {
   CHECK(has(steps, "8 * 32 = 256"));
 }
 
+TEST_CASE("config run.eval_threads: 1 by default, 1 to 256") {
+  CHECK(recur::agent::RunConfig{}.eval_threads == 1);
+  const std::string zero = load_error("run:\n  eval_threads: 0\n");
+  CHECK(has(zero, ".yaml:2: run.eval_threads = 0 is out of range: it must be 1 to 256"));
+  CHECK(has(load_error("run:\n  eval_threads: 257\n"), "run.eval_threads = 257 is out of range"));
+}
+
 TEST_CASE("config run.eval_nice: a Linux nice value, 19 by default") {
   CHECK(recur::agent::RunConfig{}.eval_nice == 19);
   const std::string high = load_error("run:\n  eval_nice: 20\n");

@@ -20,6 +20,24 @@ case_eval_device_cuda_without_gpu() {
 END
 }
 
+# --threads steps the envs on a pool: the same returns as one thread; 0 threads is refused with
+# the flag named (exit 2, CLI11's check).
+case_eval_threads() {
+  recur --log-level warn train "$CONFIGS/pendulum_novel.yaml" --set run.total_env_steps=4096 \
+    --set "run.output_dir=$tmp" --set run.final_eval_episodes=1 --set run.eval_every=0 >/dev/null 2>&1
+  quiet recur eval pendulum_novel-* --episodes 6 --num-envs 3 --threads 1 --json
+  local one
+  one=$(last_output)
+  run_ok recur eval pendulum_novel-* --episodes 6 --num-envs 3 --threads 3 --json
+  [[ $(last_output) == "$one" ]] || fail "--threads 3 gave $(last_output), --threads 1 $one"
+  run_status 2 recur eval pendulum_novel-* --episodes 1 --threads 0
+  expect_text <<'END'
+\{"checkpoint": .*"episodes": 6, .*"return_mean": .*\}
+--threads: Value 0 not in range 1 to 256
+Run with --help for more information.
+END
+}
+
 # --video with --video-episodes films the episodes named (the shared run of record.sh's
 # record_fixture_train).
 case_eval_video() {

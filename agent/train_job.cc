@@ -537,9 +537,9 @@ void TrainJob::log_evaluation(const EvalSnapshot& s, const EvalResult& r,
     tb_->scalar("eval/mean_ep_length", r.mean_length(), steps);
     tb_->flush();
   }
-  // The best checkpoint judges weights whose evaluation was confirmed (run.
-  // target_confirm_episodes) by the confirmation: the evaluation's episodes were the draw that
-  // reached the target, the confirmation's are more and fresh.
+  // Weights whose evaluation was confirmed (run.target_confirm_episodes) are judged for the best
+  // checkpoint by the confirmation: the evaluation's episodes were the draw that reached the
+  // target, the confirmation's are more and fresh.
   const double score = s.confirm_target && confirmation && !confirmation->returns.empty()
                            ? confirmation->mean_return()
                            : r.mean_return();

@@ -15,7 +15,8 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kRowBlock = 128;    // threads per row of the layer-norm kernels (a power of two)
 constexpr int kScanColumns = 32;  // columns per block; kScanChunks (mingru_scan_math.h) rows
-constexpr int kSumColumns = 32, kSumLanes = 32;  // column_sums_kernel's block: columns x row lanes
+// column_sums_kernel's block: columns (sequence_cells.h, which splits the rows by it) x row lanes
+constexpr int kSumColumns = kColumnSumColumns, kSumLanes = 32;
 
 int grid_for(size_t n) {
   const size_t blocks = (n + kBlock - 1) / kBlock;

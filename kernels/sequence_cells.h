@@ -123,10 +123,11 @@ void launch_highway_backward(const HighwayBackward& a, cudaStream_t stream);
 // columns x 32 row lanes to fill a large GPU (~264) where the columns alone give few, each range
 // at least 1024 rows. A function of the shape alone, never of the device, so that the summation
 // order (and so the result, bit for bit) is the same on every GPU.
+inline constexpr int kColumnSumColumns = 32;  // columns per block of launch_column_sums
 inline int column_sum_splits(int rows, int cols) {
-  constexpr int kTargetBlocks = 264, kMinRows = 1024, kColumns = 32;
+  constexpr int kTargetBlocks = 264, kMinRows = 1024;
   if (rows <= 0 || cols <= 0) return 1;
-  const int col_blocks = (cols + kColumns - 1) / kColumns;
+  const int col_blocks = (cols + kColumnSumColumns - 1) / kColumnSumColumns;
   const int by_blocks = (kTargetBlocks + col_blocks - 1) / col_blocks;
   const int by_rows = (rows + kMinRows - 1) / kMinRows;
   const int splits = by_blocks < by_rows ? by_blocks : by_rows;

@@ -21,9 +21,11 @@
 #include "kernels/sequence_cells.h"
 #include "tests/support/device_copy.h"
 #include "tests/support/gpu_skip.h"
+#include "tests/support/uniform.h"
 
 using recur::kernels::column_sum_splits;
 using recur::kernels::column_sums_scratch;
+using recur::test::uniform;
 
 TEST_CASE("column sums split the rows where the columns alone cannot fill a GPU") {
   // The executor tests' batches (at most a few hundred rows): one range, no scratch.
@@ -48,16 +50,6 @@ TEST_CASE("column sums split the rows where the columns alone cannot fill a GPU"
       CHECK((splits == 1 || (splits - 1) * col_blocks < 264));  // ... no more than fill needs
     }
 }
-
-namespace {
-
-std::vector<float> uniform(size_t size, double low, double high, recur::Rng& rng) {
-  std::vector<float> v(size);
-  for (auto& x : v) x = static_cast<float>(rng.uniform(low, high));
-  return v;
-}
-
-}  // namespace
 
 TEST_CASE("column sums kernel equals double sums, split or not, plain sums beside") {
   if (!recur::test::gpu_or_skip("column sums kernel")) return;

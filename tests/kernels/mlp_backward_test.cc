@@ -20,6 +20,7 @@
 #include "kernels/mlp_backward.h"
 #include "tests/support/device_copy.h"
 #include "tests/support/gpu_skip.h"
+#include "tests/support/uniform.h"
 
 namespace {
 
@@ -28,12 +29,7 @@ using recur::kernels::DeviceBuffer;
 
 using recur::test::to_device;
 using recur::test::to_host;
-
-std::vector<float> uniform(size_t size, double low, double high, recur::Rng& rng) {
-  std::vector<float> v(size);
-  for (auto& x : v) x = static_cast<float>(rng.uniform(low, high));
-  return v;
-}
+using recur::test::uniform;
 
 }  // namespace
 

@@ -33,6 +33,7 @@
 #include "policy/mlp.h"
 #include "tests/support/gpu_skip.h"
 #include "tests/support/rel_err.h"
+#include "tests/support/uniform.h"
 
 using namespace recur::policy;
 using recur::kernels::DeviceBuffer;
@@ -85,12 +86,6 @@ MlpSpec make_spec(const Case& c) {
   return spec;
 }
 
-std::vector<float> uniform(size_t size, double low, double high, recur::Rng& rng) {
-  std::vector<float> v(size);
-  for (auto& x : v) x = static_cast<float>(rng.uniform(low, high));
-  return v;
-}
-
 DeviceBuffer<float> to_device(const std::vector<float>& host, cudaStream_t stream) {
   DeviceBuffer<float> d(host.size());
   d.upload(host, stream);
@@ -108,6 +103,7 @@ std::vector<float> to_host(const float* device, size_t size, cudaStream_t stream
 }
 
 using recur::test::rel_err;
+using recur::test::uniform;
 
 // One problem: the host Mlp's parameters, x, and the two upstream gradients.
 struct Problem {

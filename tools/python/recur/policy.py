@@ -206,9 +206,14 @@ def evaluate(
     device: str = "cpu",
     env: Any = None,
     plugins: Sequence[str | os.PathLike] | None = None,
+    threads: int = 1,
 ) -> dict[str, Any]:
     """``recur eval CHECKPOINT`` as a call (same defaults): returns ``returns``, ``lengths``,
     ``return_mean``, ``return_std``, ``length_mean``, ``checkpoint`` and ``env_id``.
+
+    ``threads``: host threads stepping a registered env's ``num_envs`` envs (``recur eval
+    --threads``); the results are the same for any count. Gymnasium envs step themselves, so
+    ``env=`` takes only 1.
 
     ``env=``: Gymnasium envs instead of a registered id, as ``recur.train(config, env=...)``
     takes them (a factory: ``num_envs`` of it in a SAME_STEP SyncVectorEnv; or a VectorEnv, used
@@ -217,6 +222,11 @@ def evaluate(
     if env is not None:
         from .gym_batch import EnvSource
 
+        if threads != 1:
+            raise ValueError(
+                f"evaluate: threads={threads} steps recur's registered envs; Gymnasium envs "
+                "(env=...) step themselves, so leave threads at 1 or vectorize the env yourself"
+            )
         source = EnvSource(env)
         batch = (
             source.make_batch(0, "train")
@@ -228,7 +238,7 @@ def evaluate(
         )
     return _recur.evaluate(
         os.fspath(checkpoint), episodes, seed, num_envs, deterministic, env_id, device,
-        _paths(plugins),
+        _paths(plugins), threads,
     )
 
 

@@ -102,6 +102,23 @@ def test_act_equals_cpp_evaluation(request, run_name, deterministic):
     assert lengths == cpp["lengths"]
 
 
+def test_evaluate_threads(pendulum_run, cartpole_run):
+    """threads= steps the envs on a pool (recur eval --threads): the same episodes for any
+    count, sampled actions included; a count below 1 and threads with Gymnasium envs are
+    refused by name."""
+    one = recur.evaluate(pendulum_run, 6, seed=4, num_envs=3, deterministic=False)
+    for threads in (2, 3):
+        many = recur.evaluate(
+            pendulum_run, 6, seed=4, num_envs=3, deterministic=False, threads=threads
+        )
+        assert many["returns"] == one["returns"]
+        assert many["lengths"] == one["lengths"]
+    with pytest.raises(recur.Error, match=r"evaluate: threads=0 is not a thread count"):
+        recur.evaluate(cartpole_run, 2, threads=0)
+    with pytest.raises(ValueError, match=r"threads=2 steps recur's registered envs"):
+        recur.evaluate(cartpole_run, 2, env=lambda: None, threads=2)
+
+
 def test_act_equals_recur_eval_cli(cartpole_run, recur_cli):
     episodes, seed, num_envs = 8, 11, 4
     out = subprocess.run(

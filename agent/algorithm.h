@@ -114,6 +114,12 @@ class Algorithm {
                              const policy::TensorMap& policy_tensors) = 0;
 
   virtual double all_reduce_seconds() const { return 0; }  // data-parallel communication
+
+  // Replaces the policy's parameters and observation-normalizer statistics with those of a trained
+  // policy of the same spec (policy_tensors()' names), before the first iterate(); the rest of the
+  // state stays fresh (run.init_from). False: this algorithm cannot start from a policy alone
+  // (off-policy critics are not in a policy checkpoint).
+  virtual bool load_policy(const policy::TensorMap& /*policy_tensors*/) { return false; }
 };
 
 // The policy's shape from the env's spaces and the config (throws recur::Error for a Box

@@ -16,6 +16,7 @@
 #include "agent/record/recorder.h"
 #include "agent/run/background_eval.h"
 #include "agent/run/csv_log.h"
+#include "agent/run/init_from.h"
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"
 #include "agent/run/progress_table.h"
@@ -156,6 +157,8 @@ TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
   auto env = options.make_env ? options.make_env(config.env.num_envs, true) : nullptr;
   algo_ = options.make_algorithm ? options.make_algorithm(config, std::move(env), comm_)
                                  : make_algorithm(config, std::move(env), comm_);
+  // A resumed run's own checkpoint holds its weights; a new one may start from a trained policy.
+  if (!resuming_) start_from_policy(config, *algo_);
   table_.emplace(algo_->metric_columns());
   find_target();
   job_.next_eval = config.run.eval_every > 0 ? config.run.eval_every : -1;
@@ -164,6 +167,7 @@ TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
            {kMetaEnvOptions, join_options(config.env.options)},
            {kMetaEnvPlugins, plugin_record(config.env.plugin)}};
   if (!options.env_source.empty()) meta_[kMetaEnvSource] = options.env_source;
+  if (!config.run.init_from.empty()) meta_[kMetaInitFrom] = config.run.init_from;
   eval_cfg_.env_id = config.env.id;
   eval_cfg_.env_options.values = config.env.options;
   eval_cfg_.seed = derive_seed(config.run.seed, 0xe7a1);  // envs unseen by training

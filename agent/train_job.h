@@ -74,5 +74,6 @@ inline constexpr const char* kMetaEnvId = "run.env_id";
 inline constexpr const char* kMetaEnvOptions = "run.env_options";  // "k=v;k=v"
 inline constexpr const char* kMetaEnvSteps = "run.env_steps";
 inline constexpr const char* kMetaEnvSource = "run.env_source";  // absent: recur's registry
+inline constexpr const char* kMetaInitFrom = "run.init_from";    // absent: a fresh policy
 
 }  // namespace recur::agent

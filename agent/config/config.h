@@ -164,6 +164,12 @@ struct RunConfig {
   // long evaluation (a 100-episode final one, or a confirmation that a periodic evaluation point
   // must wait for) where cores are spare.
   int eval_threads = 1;
+  // A run directory of `recur train` (its best checkpoint, else its latest) or a policy
+  // checkpoint to start from: its weights and observation-normalizer statistics replace the fresh
+  // initialization. Everything else starts anew (the optimizer's moments, the reward normalizer,
+  // the counters and the learning-rate schedule), and a resumed run ignores it (its own checkpoint
+  // holds its weights). "" = a fresh policy. PPO only: agent/run/init_from.h.
+  std::string init_from = "";
 
   bool operator==(const RunConfig&) const = default;
 };

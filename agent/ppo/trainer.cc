@@ -303,6 +303,16 @@ const std::vector<MetricColumn>& PpoTrainer::metric_columns() const {
   return columns;
 }
 
+bool PpoTrainer::load_policy(const policy::TensorMap& tensors) {
+  RECUR_CHECK(!pending_ && learner_version_ == 0,
+              "PpoTrainer::load_policy: a policy loads before the first update, not after {}",
+              learner_version_);
+  ppo_->engine().load(tensors);
+  actor_->load(tensors);
+  agree_on_current_statistics();
+  return true;
+}
+
 policy::TensorMap PpoTrainer::policy_tensors() const {
   policy::TensorMap t = ppo_->engine().to_tensors();
   const auto norm = actor_->normalizer().to_tensors("obs_norm.");

@@ -89,6 +89,9 @@ class PpoTrainer final : public Algorithm {
   // Restores a PpoTrainer built from the same config; throws recur::Error naming what does not
   // fit.
   void restore_state(const AlgorithmState& state, const policy::TensorMap& policy_tensors) override;
+  // The learner's and the actor's weights and the observation normalizer from policy_tensors()'
+  // names (a checkpoint's); the optimizer, the reward normalizer and the envs stay as built.
+  bool load_policy(const policy::TensorMap& policy_tensors) override;
 
  private:
   TrainConfig config_;

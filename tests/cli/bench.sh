@@ -102,6 +102,26 @@ cpu/cpu +sync +1 .*
 END
 }
 
+# run.init_from: bench train times a trained policy (the header says which); a policy of other
+# settings is refused, naming the keys that differ.
+case_bench_train_init_from() {
+  recur --log-level warn train "$CONFIGS/cartpole_novel.yaml" --set run.total_env_steps=512 \
+    --set "run.output_dir=$tmp" --set run.final_eval_episodes=1 --set run.eval_every=0 >/dev/null 2>&1
+  local run
+  run=$(echo "$tmp"/cartpole_novel-*)
+  run_ok recur --log-level warn bench train "$CONFIGS/cartpole_novel.yaml" --updates 1 \
+    --modes sync --set env.num_envs=4 --set algo.rollout_steps=16 --set algo.num_minibatches=1 \
+    --set "run.init_from=$run"
+  expect_text <<'END'
+policy: from .*cartpole_novel-.*
+devices .* episodes
+cpu/cpu +sync +1 .*
+END
+  run_status 2 recur --log-level warn bench train "$CONFIGS/cartpole_novel.yaml" --updates 1 \
+    --set "run.init_from=$run" --set policy.hidden=8
+  expect_text 'run.init_from = .*best.safetensors: its policy does not fit this config.s \(core.hidden: 8 here, 64 in the checkpoint\)'
+}
+
 # A malformed pair fails before any training.
 case_bench_train_bad_devices() {
   run_status 2 recur bench train "$CONFIGS/cartpole_novel.yaml" --devices gpu/cpu

@@ -281,13 +281,17 @@ void add_train_bench(CLI::App& bench, int& exit_code) {
         config.env.groups > 1 ? fmt::format(" in {} groups", config.env.groups) : "",
         config.algo.rollout_steps, config.algo.epochs, config.algo.num_minibatches,
         config.policy.hidden, config.run.threads);
-    fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12} {:>8} {:>8} {:>8} {:>9} {:>8}\n", "devices",
+    fmt::print("policy: {}\n", config.run.init_from.empty()
+                                   ? std::string("fresh (run.init_from: a trained one)")
+                                   : "from " + config.run.init_from);
+    fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n", "devices",
                "mode", "updates", "env steps", "env steps/s", "act s", "learn s", "wait s",
-               "lag mean", "lag max");
+               "lag mean", "lag max", "episodes");
     for (const auto& r : rows)
-      fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.2f} {:>8}\n",
-                 r.devices, r.mode, r.updates, r.env_steps, r.steps_per_s(), r.act_s, r.learn_s,
-                 r.wait_s, r.lag_mean, r.lag_max);
+      fmt::print(
+          "{:<10} {:<6} {:>8} {:>10} {:>12.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.2f} {:>8} {:>9}\n",
+          r.devices, r.mode, r.updates, r.env_steps, r.steps_per_s(), r.act_s, r.learn_s, r.wait_s,
+          r.lag_mean, r.lag_max, r.episodes);
     // Every row against the first: the devices' and the modes' speed-ups side by side.
     for (size_t i = 1; i < rows.size(); ++i)
       fmt::print("{} {} / {} {}: {:.2f}x env steps/s\n", rows[i].devices, rows[i].mode,

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "agent/ppo/trainer.h"
+#include "agent/run/init_from.h"
 #include "core/error.h"
 #include "policy/device_choice.h"
 #include "policy/devices.h"
@@ -57,6 +58,7 @@ std::vector<TrainBenchRow> bench_train(const agent::TrainConfig& config, int upd
       const int64_t per_update = static_cast<int64_t>(c.env.num_envs) * c.algo.rollout_steps;
       c.run.total_env_steps = std::max(c.run.total_env_steps, per_update * (updates + 3));
       agent::PpoTrainer trainer(c);
+      agent::start_from_policy(c, trainer);        // run.init_from: a trained policy's episodes
       const auto warm = trainer.iterate(nullptr);  // first-touch allocations, the pipeline's fill
       TrainBenchRow row;
       row.devices = fmt::format("{}/{}", policy::to_string(trainer.actor_device()),
@@ -72,6 +74,7 @@ std::vector<TrainBenchRow> bench_train(const agent::TrainConfig& config, int upd
         row.act_s += it.act_seconds;
         row.learn_s += it.learn_seconds;
         row.wait_s += it.wait_seconds;
+        row.episodes += it.episodes;
         row.lag_mean += it.policy_lag;
         row.lag_max = std::max(row.lag_max, it.policy_lag);
       }

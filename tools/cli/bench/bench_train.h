@@ -19,13 +19,17 @@ struct TrainBenchRow {
   int64_t env_steps = 0;
   double seconds = 0;
   double act_s = 0, learn_s = 0, wait_s = 0;  // summed over the timed updates
+  // Episodes that ended in the timed updates: a fresh policy's are short, and every episode start
+  // inside a learner sequence cuts it (the CUDA learner's cuDNN calls run the pieces).
+  int64_t episodes = 0;
   double lag_mean = 0;
   int lag_max = 0;
   double steps_per_s() const { return static_cast<double>(env_steps) / seconds; }
 };
 
-// Trains a fresh Trainer from `config` for 1 + `updates` updates in each mode of `modes`, for
-// each "actor/learner" pair of `devices` (each cpu, cuda or auto; empty: the config's devices).
+// Trains a Trainer from `config` for 1 + `updates` updates in each mode of `modes`, for each
+// "actor/learner" pair of `devices` (each cpu, cuda or auto; empty: the config's devices). Each
+// starts fresh, or from config.run.init_from's trained policy.
 std::vector<TrainBenchRow> bench_train(const agent::TrainConfig& config, int updates,
                                        const std::vector<std::string>& modes,
                                        const std::vector<std::string>& devices = {});

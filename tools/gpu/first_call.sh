@@ -34,8 +34,9 @@
 #                     async with standard), the LunarLander fast config sync on seed 0, the fast config with
 #                     tf32 on seeds 0-2 and bf16 on seeds 1-2 (train-*.txt, their eval.csv and
 #                     progress.csv), `bench envs --policy` on the tf32 runs
-#                     (bench-envs-policy.txt), the cores on the CUDA learner, then the older GPU
-#                     cases (old-cases.txt)
+#                     (bench-envs-policy.txt), `bench train` again from the trained fast runs
+#                     (run.init_from: bench-train-trained.txt), the cores on the CUDA learner,
+#                     then the older GPU cases (old-cases.txt)
 # Everything is packed into logs.tar.gz (the run tool returns 8 files); sections that would start
 # past the budget are skipped and listed in skipped.txt.
 set -uo pipefail
@@ -202,6 +203,26 @@ if section "bench envs --policy" 20; then
     timeout 30 $R bin/recur bench envs --policy "$run" --num-envs 64 --steps 256000
   done >"$out/bench-envs-policy.txt" 2>&1
   note "bench envs --policy" $? "$t0"
+fi
+
+# The same configs' update on a trained policy's episodes (run.init_from): bench train's rows
+# above start from a fresh policy, whose short episodes step cheaper Box2D states and cut every
+# learner sequence more often. On the 2-core CPU (lunar_lander.yaml, 2026-12-01) a trained
+# policy's rollouts ended 7x fewer episodes, acted 1.4-1.6x slower and trained as fast: 0.76-0.92x
+# the fresh rows' env steps/s. Does that explain the H200's 240-325k env steps/s while training
+# against bench train's 460k?
+if section "bench train --set run.init_from" 40; then
+  t0=$SECONDS
+  for pair in lunar_lander_gpu_fast:fast-sync cartpole_novel_gpu_fast:cartpole-fast; do
+    cfg=${pair%%:*}
+    for run in "$out"/runs/"${pair#*:}"/"$cfg"-*/; do
+      [[ -d $run ]] || continue
+      echo "== configs/$cfg.yaml from $run"
+      timeout 60 $R bin/recur --log-level warn bench train "$root/configs/$cfg.yaml" \
+        --updates 10 --modes sync,async --devices cuda/cuda --set run.init_from="$run"
+    done
+  done >"$out/bench-train-trained.txt" 2>&1
+  note "bench train --set run.init_from" $? "$t0"
 fi
 
 # issue 37: both new cores through `recur train` with the CUDA learner and actor.

@@ -222,6 +222,10 @@ EvaluateResult evaluate(const PolicyTarget& t, const EvaluateOptions& options) {
   EvalConfig cfg;
   cfg.env_id = t.env_id;
   cfg.env_options = t.env_options;
+  if (!options.env_options.empty()) {
+    for (const auto& [k, v] : options.env_options.values) cfg.env_options.set(k, v);
+    cfg.env_options.source += " and " + options.env_options.source;  // messages name both
+  }
   cfg.episodes = options.episodes;
   cfg.num_envs = options.num_envs;
   cfg.threads = options.threads;
@@ -233,6 +237,10 @@ EvaluateResult evaluate(const PolicyTarget& t, const EvaluateOptions& options) {
     RECUR_CHECK(options.video_dir.empty(),
                 "evaluate: videos of envs from make_env are not made here; film them with "
                 "record::film_episode (agent/record/film.h)");
+    RECUR_CHECK(options.env_options.values.empty(),
+                "evaluate: env options ({}) apply to recur's registered envs; configure the "
+                "envs make_env builds instead",
+                options.env_options.values.size());
     outside = options.make_env(options.num_envs);
     RECUR_CHECK(outside != nullptr, "evaluate: make_env built no envs");
     cfg.env_id = outside->id();

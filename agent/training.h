@@ -144,6 +144,9 @@ struct EvaluateOptions {
   uint64_t seed = 12345;
   int num_envs = 4;  // envs run in parallel, each an equal share of the episodes
   int threads = 1;   // threads stepping them (the results are the same for any count)
+  // Env options on top of the checkpoint's (e.g. LunarLander's enable_wind for a policy trained
+  // without): `recur eval --option`. Not with make_env.
+  Options env_options = {};
   policy::Device device = policy::Device::kCpu;
   std::vector<std::string> plugins = {};
   // Also film the episodes `video` picks into video_dir as MP4 (recorded alongside, with the

@@ -20,6 +20,22 @@ case_eval_device_cuda_without_gpu() {
 END
 }
 
+# --option sets env options on top of the checkpoint's: the default's value changes nothing,
+# another changes the returns, and an unknown key is named with where it came from.
+case_eval_option() {
+  recur --log-level warn train "$CONFIGS/pendulum_novel.yaml" --set run.total_env_steps=4096 \
+    --set "run.output_dir=$tmp" --set run.final_eval_episodes=1 --set run.eval_every=0 >/dev/null 2>&1
+  quiet recur eval pendulum_novel-* --episodes 2 --deterministic --json
+  local plain
+  plain=$(last_output)
+  quiet recur eval pendulum_novel-* --episodes 2 --deterministic --json --option g=10.0
+  [[ $(last_output) == "$plain" ]] || fail "--option g=10.0 (the default) gave $(last_output), without it $plain"
+  quiet recur eval pendulum_novel-* --episodes 2 --deterministic --json -o g=2.5
+  [[ $(last_output) != "$plain" ]] || fail "-o g=2.5 changed nothing: $plain"
+  run_status 2 recur eval pendulum_novel-* --episodes 1 -o gg=1
+  expect_text "unknown option 'gg' \\(from .*best.safetensors and --option\\)\\. Did you mean 'g'\\?"
+}
+
 # --threads steps the envs on a pool: the same returns as one thread; 0 threads is refused with
 # the flag named (exit 2, CLI11's check).
 case_eval_threads() {

@@ -36,6 +36,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     std::string device = "cpu";
     VideoArgs video;
     std::vector<std::string> plugins;
+    std::vector<std::string> options;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("target", args->target,
@@ -47,6 +48,9 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--deterministic", args->deterministic, "Take the most likely action");
   cmd->add_option("--env", args->env, "Env id (default: the one the policy was trained on)");
+  cmd->add_option("-o,--option", args->options,
+                  "Env option key=value (repeatable; on top of the checkpoint's), e.g. "
+                  "enable_wind=true for a LunarLander policy trained without wind");
   add_plugin_option(cmd, args->plugins);
   cmd->add_option("--seed", args->seed, "Seed of the evaluation envs")->capture_default_str();
   cmd->add_option("--num-envs", args->num_envs, "Envs run in parallel")
@@ -78,6 +82,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     o.seed = args->seed;
     o.num_envs = args->num_envs;
     o.threads = args->threads;
+    o.env_options = parse_env_options(args->options);
     o.device = resolve_cli_device(args->device);
     o.plugins = args->plugins;
     o.video_dir = args->video.dir;

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _recur
+from .envs import option_strings
 
 
 def _paths(paths: Sequence[str | os.PathLike] | None) -> list[str]:
@@ -207,13 +208,16 @@ def evaluate(
     env: Any = None,
     plugins: Sequence[str | os.PathLike] | None = None,
     threads: int = 1,
+    env_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``recur eval CHECKPOINT`` as a call (same defaults): returns ``returns``, ``lengths``,
     ``return_mean``, ``return_std``, ``length_mean``, ``checkpoint`` and ``env_id``.
 
     ``threads``: host threads stepping a registered env's ``num_envs`` envs (``recur eval
     --threads``); the results are the same for any count. Gymnasium envs step themselves, so
-    ``env=`` takes only 1.
+    ``env=`` takes only 1. ``env_options``: a registered env's options on top of the run's
+    (``recur eval --option``), e.g. ``{"enable_wind": True}``; Gymnasium envs take theirs from
+    the factory.
 
     ``env=``: Gymnasium envs instead of a registered id, as ``recur.train(config, env=...)``
     takes them (a factory: ``num_envs`` of it in a SAME_STEP SyncVectorEnv; or a VectorEnv, used
@@ -222,6 +226,11 @@ def evaluate(
     if env is not None:
         from .gym_batch import EnvSource
 
+        if env_options:
+            raise ValueError(
+                "evaluate: env_options configure recur's registered envs; give a Gymnasium "
+                "env (env=...) its options in its factory instead"
+            )
         if threads != 1:
             raise ValueError(
                 f"evaluate: threads={threads} steps recur's registered envs; Gymnasium envs "
@@ -238,7 +247,7 @@ def evaluate(
         )
     return _recur.evaluate(
         os.fspath(checkpoint), episodes, seed, num_envs, deterministic, env_id, device,
-        _paths(plugins), threads,
+        _paths(plugins), threads, option_strings(env_options or {}),
     )
 
 

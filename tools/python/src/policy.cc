@@ -124,7 +124,8 @@ py::dict eval_dict(const std::filesystem::path& checkpoint, const std::string& e
 // (its plugins with the Python spelling of the way out).
 py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, int num_envs,
                   bool deterministic, const std::optional<std::string>& env_id,
-                  const std::string& device, const std::vector<std::string>& plugins, int threads) {
+                  const std::string& device, const std::vector<std::string>& plugins, int threads,
+                  const std::map<std::string, std::string>& env_options) {
   Target t = agent::load_policy_target(checkpoint, env_id.value_or(""), /*foreign_env_ok=*/true);
   load_target_plugins(t, plugins);
   RECUR_CHECK(!t.env_id.empty(), "{} does not record its env; pass env_id", t.path.string());
@@ -139,6 +140,7 @@ py::dict evaluate(const std::string& checkpoint, int episodes, uint64_t seed, in
   o.device = resolve(device);
   RECUR_CHECK(threads >= 1, "evaluate: threads={} is not a thread count; give 1 or more", threads);
   o.threads = threads;
+  o.env_options = to_options(env_options, "recur.evaluate env_options");
   agent::EvaluateResult r;
   {
     py::gil_scoped_release unlocked;
@@ -212,6 +214,7 @@ void bind_policy(py::module_& m) {
         py::arg("seed") = 12345, py::arg("num_envs") = 4, py::arg("deterministic") = false,
         py::arg("env_id") = py::none(), py::arg("device") = "cpu",
         py::arg("plugins") = std::vector<std::string>{}, py::arg("threads") = 1,
+        py::arg("env_options") = std::map<std::string, std::string>{},
         "agent::evaluate on a run directory or checkpoint, as `recur eval` runs it.");
   m.def("evaluate_batch", &evaluate_batch, py::arg("checkpoint"), py::arg("batch"),
         py::arg("episodes") = 10, py::arg("seed") = 12345, py::arg("deterministic") = false,

@@ -119,6 +119,20 @@ def test_evaluate_threads(pendulum_run, cartpole_run):
         recur.evaluate(cartpole_run, 2, env=lambda: None, threads=2)
 
 
+def test_evaluate_env_options(pendulum_run, cartpole_run):
+    """env_options apply on top of the run's (recur eval --option): the default's value changes
+    nothing, another changes the returns, an unknown key is named."""
+    plain = recur.evaluate(pendulum_run, 2, deterministic=True)
+    same = recur.evaluate(pendulum_run, 2, deterministic=True, env_options={"g": 10.0})
+    other = recur.evaluate(pendulum_run, 2, deterministic=True, env_options={"g": 2.5})
+    assert same["returns"] == plain["returns"]
+    assert other["returns"] != plain["returns"]
+    with pytest.raises(recur.Error, match=r"unknown option 'gg' \(from .* and recur.evaluate"):
+        recur.evaluate(pendulum_run, 1, env_options={"gg": 1})
+    with pytest.raises(ValueError, match=r"env_options configure recur's registered envs"):
+        recur.evaluate(cartpole_run, 1, env=lambda: None, env_options={"x": 1})
+
+
 def test_act_equals_recur_eval_cli(cartpole_run, recur_cli):
     episodes, seed, num_envs = 8, 11, 4
     out = subprocess.run(

@@ -20,11 +20,17 @@ case_eval_device_cuda_without_gpu() {
 END
 }
 
+# A small PendulumNoVel run in $tmp (pendulum_novel-*): a policy with a continuous action whose
+# env takes options.
+train_pendulum_run() {
+  recur --log-level warn train "$CONFIGS/pendulum_novel.yaml" --set run.total_env_steps=4096 \
+    --set "run.output_dir=$tmp" --set run.final_eval_episodes=1 --set run.eval_every=0 >/dev/null 2>&1
+}
+
 # --option sets env options on top of the checkpoint's: the default's value changes nothing,
 # another changes the returns, and an unknown key is named with where it came from.
 case_eval_option() {
-  recur --log-level warn train "$CONFIGS/pendulum_novel.yaml" --set run.total_env_steps=4096 \
-    --set "run.output_dir=$tmp" --set run.final_eval_episodes=1 --set run.eval_every=0 >/dev/null 2>&1
+  train_pendulum_run
   quiet recur eval pendulum_novel-* --episodes 2 --deterministic --json
   local plain
   plain=$(last_output)
@@ -39,8 +45,7 @@ case_eval_option() {
 # --threads steps the envs on a pool: the same returns as one thread; 0 threads is refused with
 # the flag named (exit 2, CLI11's check).
 case_eval_threads() {
-  recur --log-level warn train "$CONFIGS/pendulum_novel.yaml" --set run.total_env_steps=4096 \
-    --set "run.output_dir=$tmp" --set run.final_eval_episodes=1 --set run.eval_every=0 >/dev/null 2>&1
+  train_pendulum_run
   quiet recur eval pendulum_novel-* --episodes 6 --num-envs 3 --threads 1 --json
   local one
   one=$(last_output)

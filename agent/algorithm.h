@@ -115,11 +115,18 @@ class Algorithm {
 
   virtual double all_reduce_seconds() const { return 0; }  // data-parallel communication
 
-  // Replaces the policy's parameters and observation-normalizer statistics with those of a trained
-  // policy of the same spec (policy_tensors()' names), before the first iterate(); the rest of the
-  // state stays fresh (run.init_from). False: this algorithm cannot start from a policy alone
-  // (off-policy critics are not in a policy checkpoint).
+  // run.init_from, before the first iterate(); everything not loaded stays fresh (the optimizer's
+  // moments, counters, RNG, a replay buffer).
+  // An algorithm whose learner trains only the policy (PPO) starts from a policy checkpoint:
+  // load_policy() replaces its parameters and observation-normalizer statistics with those of a
+  // trained policy of the same spec (policy_tensors()' names). False: it cannot.
   virtual bool load_policy(const policy::TensorMap& /*policy_tensors*/) { return false; }
+  // One that trains more than the policy (off-policy critics and their targets, which a policy
+  // checkpoint does not hold) starts from a run's saved state instead: save_state() of a run of
+  // the same algo.type, of which load_trained() takes the learned parameters only. Throws
+  // recur::Error naming what does not fit.
+  virtual bool starts_from_state() const { return false; }
+  virtual void load_trained(const AlgorithmState& /*state*/) {}
 };
 
 // The policy's shape from the env's spaces and the config (throws recur::Error for a Box

@@ -3,10 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <fstream>
 #include <numeric>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "agent/algorithm.h"
@@ -20,6 +18,7 @@
 #include "agent/run/monitor_log.h"
 #include "agent/run/progress_line.h"
 #include "agent/run/progress_table.h"
+#include "agent/run/resume_point.h"
 #include "agent/run/resume_state.h"
 #include "agent/run/run_dir.h"
 #include "agent/run/tensorboard.h"
@@ -42,13 +41,6 @@ std::string join_options(const std::map<std::string, std::string>& options) {
   std::string s;
   for (const auto& [k, v] : options) s += (s.empty() ? "" : ";") + k + "=" + v;
   return s;
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The training job: what every algorithm shares (train_job.h), around one Algorithm. Rank 0 of a
@@ -143,6 +135,16 @@ TrainJob::TrainJob(const TrainConfig& config, const std::string& config_yaml,
       const auto meta = policy::load_policy(latest).metadata;
       if (const auto it = meta.find(kMetaEnvPlugins); it != meta.end())
         load_recorded_plugins(it->second, options.resume_dir.string(), &config.env.plugin);
+      // A resumed run continues from its own weights: a run.init_from other than the one it
+      // started with would be ignored, so it is refused rather than silently dropped.
+      const auto init = meta.find(kMetaInitFrom);
+      const std::string started_from = init == meta.end() ? "" : init->second;
+      RECUR_CHECK(config.run.init_from == started_from,
+                  "run.init_from = {}, but {} started from {}: a resumed run continues from its "
+                  "own latest checkpoint; drop --set run.init_from, or start a new run with it",
+                  config.run.init_from.empty() ? "\"\"" : config.run.init_from,
+                  options.resume_dir.string(),
+                  started_from.empty() ? "a fresh policy" : started_from);
     }
   }
   load_env_plugins(config.env.plugin);
@@ -215,32 +217,8 @@ void TrainJob::open_run_dir() {
 // older checkpoint.
 void TrainJob::resume() {
   const RunDir& dir = *run_dir_;
-  RECUR_CHECK(std::filesystem::exists(dir.trainer_state()),
-              "{} has no trainer state ({}): it never wrote a checkpoint with resume state; "
-              "start a new run",
-              dir.path().string(), dir.trainer_state().filename().string());
-  const std::string where = dir.trainer_state().string();
-  ResumeFile file = parse_resume_file(read_text(dir.trainer_state()), where);
-  RECUR_CHECK(std::filesystem::exists(dir.latest_checkpoint()),
-              "{} has no latest checkpoint ({}): the run was stopped while writing its first "
-              "one; start a new run",
-              dir.path().string(), dir.latest_checkpoint().string());
-  const auto ckpt = policy::load_policy(dir.latest_checkpoint());
-  const std::string ckpt_steps = ckpt.metadata.at(kMetaEnvSteps);
-  ResumeState state = std::move(file.current);
-  if (std::to_string(state.job.env_steps) != ckpt_steps && file.previous &&
-      std::to_string(file.previous->job.env_steps) == ckpt_steps) {
-    spdlog::warn(
-        "the run stopped while saving its checkpoint at {} env steps; resuming from the one "
-        "before, at {}",
-        state.job.env_steps, ckpt_steps);
-    state = std::move(*file.previous);
-    file.previous.reset();
-  }
-  RECUR_CHECK(ckpt_steps == std::to_string(state.job.env_steps),
-              "{}: the latest checkpoint ({} steps) and the trainer state ({} steps) differ; "
-              "the run stopped while saving: start a new run",
-              dir.path().string(), ckpt_steps, state.job.env_steps);
+  ResumePoint point = read_resume_point(dir, "start a new run");
+  ResumeState state = std::move(point.state);
   // A data-parallel run saved every rank's state, rank 0's first.
   const int rank = comm_ ? comm_->rank() : 0, world = comm_ ? comm_->size() : 1;
   const size_t saved_ranks = state.trainer_states.size();
@@ -251,10 +229,8 @@ void TrainJob::resume() {
               saved_ranks == 1 ? "dist.backend: none, or mpirun -np 1"
                                : fmt::format("mpirun -np {}", saved_ranks));
   AlgorithmState algo_state{state.trainer_states.at(static_cast<size_t>(rank)), {}};
-  if (!state.trainer_tensors.empty())
-    algo_state.tensors =
-        policy::load_checkpoint(dir.checkpoints_dir() / state.trainer_tensors).tensors;
-  algo_->restore_state(algo_state, ckpt.tensors);
+  algo_state.tensors = load_trainer_tensors(dir, state);
+  algo_->restore_state(algo_state, point.checkpoint.tensors);
   job_ = state.job;
   result_.target_env_steps = job_.target_env_steps;
   result_.target_seconds = job_.target_seconds;

@@ -167,8 +167,9 @@ struct RunConfig {
   // A run directory of `recur train` (its best checkpoint, else its latest) or a policy
   // checkpoint to start from: its weights and observation-normalizer statistics replace the fresh
   // initialization. Everything else starts anew (the optimizer's moments, the reward normalizer,
-  // the counters and the learning-rate schedule), and a resumed run ignores it (its own checkpoint
-  // holds its weights). "" = a fresh policy. PPO only: agent/run/init_from.h.
+  // the counters and the learning-rate schedule), and a resumed run keeps the value it started
+  // with (its own checkpoint holds its weights). SAC/TD3: a run directory of the same algo.type,
+  // whose latest state's critics load too. "" = a fresh policy. agent/run/init_from.h.
   std::string init_from = "";
 
   bool operator==(const RunConfig&) const = default;
@@ -215,7 +216,8 @@ struct OffPolicyConfig {
   // true: each sequence starts from the recurrent states the actor and critic held there (R2D2),
   // refreshed by burn_in steps; false: from zero state (Ni et al.'s default).
   bool stored_state = false;
-  int64_t learning_starts = 1000;  // env steps of uniform random actions before any update
+  // Env steps of uniform random actions before any update (with run.init_from: the loaded actor's).
+  int64_t learning_starts = 1000;
   float updates_per_step = 1.0f;   // gradient updates per env step collected (update-to-data)
   int steps_per_iteration = 1000;  // env steps per progress row (rounded up to env.num_envs)
   float actor_lr = 3e-4f;

@@ -205,9 +205,12 @@ void OffPolicyTrainer::step_envs(const std::function<void(const EpisodeEnd&)>& o
     }
     critic_core_->step(x, starts_, critic_h_);
   }
-  const bool random = env_steps_ < config_.offpolicy.learning_starts;
+  // Uniform actions before learning starts (the states above still advance), unless the run
+  // started from a trained actor (run.init_from): its own actions fill the replay then.
+  const bool random =
+      env_steps_ < config_.offpolicy.learning_starts && config_.run.init_from.empty();
   const envs::Space& space = venv_->single_action_space();
-  if (random) {  // uniform actions before learning starts (the states above still advance)
+  if (random) {
     const int A = venv_->action_dim();
     for (size_t i = 0; i < n; ++i)
       space.sample(act_rng_, std::span<float>(actions_).subspan(i * A, static_cast<size_t>(A)));
@@ -338,6 +341,29 @@ AlgorithmState OffPolicyTrainer::save_state() const {
   j["replay"] = replay_meta;
   out.json = j.dump();
   return out;
+}
+
+void OffPolicyTrainer::load_trained(const AlgorithmState& state) {
+  RECUR_CHECK(env_steps_ == 0 && learner_->updates() == 0,
+              "{}: a trained state loads before the first env step, not after {}",
+              config_.algo.type, env_steps_);
+  std::string format, algo;
+  try {
+    const json j = json::parse(state.json);
+    format = j.at("format").get<std::string>();
+    algo = j.value("algo", std::string());
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("its algorithm state is malformed: {}", e.what()));
+  }
+  RECUR_CHECK(format == "recur.offpolicy_state/1",
+              "it is not an off-policy run (its algorithm state is {}); start from a run of "
+              "algo.type {}",
+              format, config_.algo.type);
+  RECUR_CHECK(algo == config_.algo.type,
+              "it is a run of algo.type {} and this run is algo.type {}: start from a {} run", algo,
+              config_.algo.type, config_.algo.type);
+  learner_->load_parameters(state.tensors);
+  publish();
 }
 
 void OffPolicyTrainer::restore_state(const AlgorithmState& state,

@@ -33,6 +33,11 @@ class OffPolicyTrainer final : public Algorithm {
   Iteration iterate(const std::function<void(const EpisodeEnd&)>& on_episode) override;
   AlgorithmState save_state() const override;
   void restore_state(const AlgorithmState& state, const policy::TensorMap& policy_tensors) override;
+  // run.init_from: the actor, the critics, their targets and SAC's temperature of a run of the
+  // same algo.type; the optimizers and the replay start empty, and the warm-up
+  // (offpolicy.learning_starts) acts with the loaded actor instead of uniform actions.
+  bool starts_from_state() const override { return true; }
+  void load_trained(const AlgorithmState& state) override;
 
   const SequenceReplay& replay() const { return *replay_; }
   const ReplayLearner& learner() const { return *learner_; }

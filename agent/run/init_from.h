@@ -10,12 +10,15 @@
 
 namespace recur::agent {
 
-// Loads config.run.init_from (a run directory: its best checkpoint, else its latest; or a
-// checkpoint file) into `algo`, built from `config` and not yet trained. Returns the checkpoint
-// loaded, or "" when config.run.init_from is empty. Throws recur::Error naming run.init_from when
-// the file does not load, when its policy's spec differs from `algo`'s (listing the keys that
-// differ), or when the algorithm cannot start from a policy alone. A checkpoint of another env
-// with the same spaces loads, with a warning.
+// Loads config.run.init_from into `algo`, built from `config` and not yet trained, and returns what
+// it loaded ("" when config.run.init_from is empty):
+//   PPO: a run directory (its best checkpoint, else its latest) or a checkpoint file; the policy's
+//        parameters and observation-normalizer statistics (Algorithm::load_policy).
+//   SAC/TD3: a run directory of the same algo.type; its latest resume state's actor, critics,
+//        targets and temperature (Algorithm::load_trained: a policy checkpoint lacks the critics).
+// Throws recur::Error naming run.init_from when nothing loads, when the policy's spec differs from
+// `algo`'s (listing the keys that differ), or when the saved learner does not fit. A run of another
+// env with the same spaces loads, with a warning.
 std::string start_from_policy(const TrainConfig& config, Algorithm& algo);
 
 }  // namespace recur::agent

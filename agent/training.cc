@@ -221,11 +221,7 @@ EvaluateResult evaluate(const std::string& target, const EvaluateOptions& option
 EvaluateResult evaluate(const PolicyTarget& t, const EvaluateOptions& options) {
   EvalConfig cfg;
   cfg.env_id = t.env_id;
-  cfg.env_options = t.env_options;
-  if (!options.env_options.empty()) {
-    for (const auto& [k, v] : options.env_options.values) cfg.env_options.set(k, v);
-    cfg.env_options.source += " and " + options.env_options.source;  // messages name both
-  }
+  cfg.env_options = layered(t.env_options, options.env_options);
   cfg.episodes = options.episodes;
   cfg.num_envs = options.num_envs;
   cfg.threads = options.threads;
@@ -337,8 +333,7 @@ RecordResult record_dataset(const std::string& target, const RecordOptions& opti
     } else {
       const PolicyTarget t = open_target(target, options.env_id, options.plugins);
       rc.env_id = t.env_id;
-      rc.env_options = t.env_options;
-      for (const auto& [k, v] : options.env_options.values) rc.env_options.set(k, v);
+      rc.env_options = layered(t.env_options, options.env_options);
       rc.policy_name = t.path.string();
       recorder = std::make_unique<record::Recorder>(rc, t.checkpoint.spec, t.checkpoint.tensors);
     }

@@ -9,6 +9,14 @@
 
 namespace recur {
 
+Options layered(const Options& base, const Options& over) {
+  Options out = base;
+  if (over.empty()) return out;
+  for (const auto& [k, v] : over.values) out.set(k, v);
+  out.source += " and " + over.source;
+  return out;
+}
+
 std::pair<std::string, std::string> parse_key_value(const std::string& text) {
   const auto eq = text.find('=');
   RECUR_CHECK(eq != std::string::npos && eq > 0,

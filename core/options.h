@@ -22,6 +22,10 @@ struct Options {
   bool empty() const { return values.empty(); }
 };
 
+// `over` on top of `base` (a checkpoint's env options under `--option`): its values win, and the
+// source names both, so that a bad key's message says where it may have come from.
+Options layered(const Options& base, const Options& over);
+
 // Parses "key=value" (as in `--option g=9.81`); throws recur::Error naming the text otherwise.
 std::pair<std::string, std::string> parse_key_value(const std::string& text);
 

@@ -28,7 +28,8 @@ train_pendulum_run() {
 }
 
 # --option sets env options on top of the checkpoint's: the default's value changes nothing,
-# another changes the returns, and an unknown key is named with where it came from.
+# another changes the returns, and an unknown key is named with where it came from (by recur
+# record too).
 case_eval_option() {
   train_pendulum_run
   quiet recur eval pendulum_novel-* --episodes 2 --deterministic --json
@@ -39,6 +40,10 @@ case_eval_option() {
   quiet recur eval pendulum_novel-* --episodes 2 --deterministic --json -o g=2.5
   [[ $(last_output) != "$plain" ]] || fail "-o g=2.5 changed nothing: $plain"
   run_status 2 recur eval pendulum_novel-* --episodes 1 -o gg=1
+  expect_text "unknown option 'gg' \\(from .*best.safetensors and --option\\)\\. Did you mean 'g'\\?"
+  # recur record layers its --option the same way (agent/training.cc: core/options.h layered()).
+  run_status 2 recur record pendulum_novel-* --episodes 1 -o gg=1 --dataset-id recur/pendulum/x-v0 \
+    --out "$tmp/record"
   expect_text "unknown option 'gg' \\(from .*best.safetensors and --option\\)\\. Did you mean 'g'\\?"
 }
 

@@ -57,3 +57,18 @@ TEST_CASE("OptionReader reads text and choices, naming what is allowed") {
   CHECK_THROWS_WITH_AS(r.get_choice("bad", "colors", {"colors", "suits", "ranks"}),
                        doctest::Contains("colors, suits, ranks"), recur::Error);
 }
+
+TEST_CASE("layered: the options on top win, and the source names both") {
+  recur::Options base, over, none;
+  base.source = "ckpt.safetensors";
+  base.set("g", "10").set("m", "1");
+  over.source = "--option";
+  over.set("g", "12").set("l", "2");
+  const recur::Options both = recur::layered(base, over);
+  CHECK(both.values == std::map<std::string, std::string>{{"g", "12"}, {"l", "2"}, {"m", "1"}});
+  CHECK(both.source == "ckpt.safetensors and --option");
+  // Nothing on top: the base as it was, its source alone.
+  const recur::Options same = recur::layered(base, none);
+  CHECK(same.values == base.values);
+  CHECK(same.source == "ckpt.safetensors");
+}

@@ -14,6 +14,7 @@
 #include "agent/run/resume_point.h"
 #include "agent/train_job.h"
 #include "policy/policy_checkpoint.h"
+#include "tests/support/same_tensors.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/train_configs.h"
 
@@ -56,16 +57,6 @@ policy::TensorMap with_prefix(const policy::TensorMap& all, const std::string& p
   return out;
 }
 
-void check_same(const policy::TensorMap& a, const policy::TensorMap& b) {
-  REQUIRE(a.size() == b.size());
-  for (const auto& [name, t] : a) {
-    INFO(name);
-    REQUIRE(b.count(name) == 1);
-    CHECK(b.at(name).shape == t.shape);
-    CHECK(b.at(name).data == t.data);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("run.init_from starts TD3 from a run's latest learner state") {
@@ -99,12 +90,12 @@ TEST_CASE("run.init_from starts TD3 from a run's latest learner state") {
     CHECK(!with_prefix(params, "target.actor.").empty());  // TD3's target actor
     CHECK(!with_prefix(params, "target.q1.").empty());
     for (const char* optim : {"actor_optim.", "critic_optim.", "alpha_optim."})
-      check_same(with_prefix(loaded, optim), with_prefix(fresh_state, optim));
+      test::check_same_tensors(with_prefix(loaded, optim), with_prefix(fresh_state, optim));
     // The acting policy got the weights too: it equals the run's latest checkpoint.
     policy::TensorMap latest;
     for (const auto& [name, tensor] : point.checkpoint.tensors)
       if (!name.starts_with("optim.")) latest.emplace(name, tensor);
-    check_same(t->policy_tensors(), latest);
+    test::check_same_tensors(t->policy_tensors(), latest);
     CHECK(t->env_steps() == 0);
     CHECK(t->replay().size() == 0);
   }
@@ -123,7 +114,7 @@ TEST_CASE("run.init_from starts TD3 from a run's latest learner state") {
     b->iterate(nullptr);
     const auto replay_a = with_prefix(a->save_state().tensors, "replay.");
     REQUIRE(!replay_a.empty());
-    check_same(replay_a, with_prefix(b->save_state().tensors, "replay."));
+    test::check_same_tensors(replay_a, with_prefix(b->save_state().tensors, "replay."));
     // A fresh run's warm-up is uniform: its first actions are not the actor's.
     agent::TrainConfig fresh_warmup = from, fresh_actor = no_warmup;
     fresh_warmup.run.init_from.clear();

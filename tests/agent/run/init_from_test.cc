@@ -12,26 +12,13 @@
 #include "agent/run/init_from.h"
 #include "agent/train_job.h"
 #include "policy/policy_checkpoint.h"
+#include "tests/support/same_tensors.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/train_configs.h"
 
 using namespace recur;
 
-namespace {
-
-// Every tensor of `a` is in `b` with the same bytes, and the other way round.
-void check_same_tensors(const policy::TensorMap& a, const policy::TensorMap& b) {
-  CHECK(a.size() == b.size());
-  for (const auto& [name, t] : a) {
-    INFO(name);
-    const auto it = b.find(name);
-    REQUIRE(it != b.end());
-    CHECK(it->second.shape == t.shape);
-    CHECK(it->second.data == t.data);
-  }
-}
-
-}  // namespace
+using test::check_same_tensors;
 
 TEST_CASE("run.init_from loads a trained policy's weights and observation statistics") {
   test::TempDir dir("init_from");

@@ -19,6 +19,8 @@ namespace recur::agent::offpolicy {
 namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+// The format tag of save_state()'s text, which restore_state() and load_trained() check.
+constexpr const char* kStateFormat = "recur.offpolicy_state/1";
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -312,7 +314,7 @@ Iteration OffPolicyTrainer::iterate(const std::function<void(const EpisodeEnd&)>
 
 AlgorithmState OffPolicyTrainer::save_state() const {
   json j;
-  j["format"] = "recur.offpolicy_state/1";
+  j["format"] = kStateFormat;
   j["algo"] = config_.algo.type;
   j["env_steps"] = env_steps_;
   j["updates"] = learner_->updates();
@@ -355,7 +357,7 @@ void OffPolicyTrainer::load_trained(const AlgorithmState& state) {
   } catch (const json::exception& e) {
     throw Error(fmt::format("its algorithm state is malformed: {}", e.what()));
   }
-  RECUR_CHECK(format == "recur.offpolicy_state/1",
+  RECUR_CHECK(format == kStateFormat,
               "it is not an off-policy run (its algorithm state is {}); start from a run of "
               "algo.type {}",
               format, config_.algo.type);
@@ -372,7 +374,7 @@ void OffPolicyTrainer::restore_state(const AlgorithmState& state,
   json j;
   try {
     j = json::parse(state.json);
-    RECUR_CHECK(j.at("format") == "recur.offpolicy_state/1" && j.at("algo") == config_.algo.type,
+    RECUR_CHECK(j.at("format") == kStateFormat && j.at("algo") == config_.algo.type,
                 "the checkpoint's algorithm state is {} of algo.type {}; this run is algo.type {}: "
                 "resume with the config the run was started with",
                 j.at("format").dump(), j.value("algo", std::string("?")), config_.algo.type);

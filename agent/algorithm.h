@@ -86,6 +86,11 @@ class Algorithm {
   virtual const policy::PolicySpec& spec() const = 0;
   virtual policy::TensorMap policy_tensors() const = 0;
 
+  // Where the actor's and the learner's cores run (device.* resolved against this machine, `auto`
+  // decided): what `recur bench train` names its rows by.
+  virtual policy::Device actor_device() const = 0;
+  virtual policy::Device learner_device() const = 0;
+
   // Env steps collected so far (every rank's in a data-parallel run), and whether the budget
   // (run.total_env_steps) is collected and trained on.
   virtual int64_t env_steps() const = 0;

@@ -75,6 +75,8 @@ OffPolicyTrainer::OffPolicyTrainer(const TrainConfig& config, std::unique_ptr<en
       "device.actor", config.device.actor, config.device, report, config.policy.core);
   const policy::Placement learner_place = resolve_placement(
       "device.learner", config.device.learner, config.device, report, config.policy.core);
+  actor_device_ = actor_place.device;
+  learner_device_ = learner_place.device;
   venv_ = make_batch_env(config, std::move(venv_));
   const envs::Space& action = venv_->single_action_space();
   PolicyConfig pc = config.policy;

@@ -27,6 +27,8 @@ class OffPolicyTrainer final : public Algorithm {
 
   const policy::PolicySpec& spec() const override { return spec_; }
   policy::TensorMap policy_tensors() const override;
+  policy::Device actor_device() const override { return actor_device_; }
+  policy::Device learner_device() const override { return learner_device_; }
   int64_t env_steps() const override { return env_steps_; }
   bool done() const override { return env_steps_ >= config_.run.total_env_steps; }
   const std::vector<MetricColumn>& metric_columns() const override { return columns_; }
@@ -51,6 +53,7 @@ class OffPolicyTrainer final : public Algorithm {
   TrainConfig config_;
   std::unique_ptr<envs::BatchEnv> venv_;
   policy::PolicySpec spec_;
+  policy::Device actor_device_ = policy::Device::kCpu, learner_device_ = policy::Device::kCpu;
   policy::TensorMap base_;  // the acting policy's tensors that the learner does not own
   std::unique_ptr<policy::PolicyActor> actor_;
   // offpolicy.stored_state: the critic's encoder and core stepped beside the actor, so the

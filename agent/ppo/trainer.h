@@ -42,9 +42,8 @@ class PpoTrainer final : public Algorithm {
 
   const TrainConfig& config() const { return config_; }
   const policy::PolicySpec& spec() const override { return spec_; }
-  // Where the actor's and the learner's cores run (device.* resolved against this machine).
-  policy::Device actor_device() const { return actor_placement_.device; }
-  policy::Device learner_device() const { return learner_placement_.device; }
+  policy::Device actor_device() const override { return actor_placement_.device; }
+  policy::Device learner_device() const override { return learner_placement_.device; }
   // Collected so far, by every rank of a data-parallel run.
   int64_t env_steps() const override { return comm_ ? global_env_steps_ : loop_->env_steps(); }
   dist::Communicator* communicator() const { return comm_; }

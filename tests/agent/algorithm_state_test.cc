@@ -38,6 +38,8 @@ class CountingPpo final : public agent::Algorithm {
 
   const policy::PolicySpec& spec() const override { return ppo_.spec(); }
   policy::TensorMap policy_tensors() const override { return ppo_.policy_tensors(); }
+  policy::Device actor_device() const override { return ppo_.actor_device(); }
+  policy::Device learner_device() const override { return ppo_.learner_device(); }
   int64_t env_steps() const override { return ppo_.env_steps(); }
   bool done() const override { return ppo_.done(); }
   const std::vector<agent::MetricColumn>& metric_columns() const override {

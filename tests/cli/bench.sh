@@ -122,6 +122,40 @@ END
   expect_text 'run.init_from = .*best.safetensors: its policy does not fit this config.s \(core.hidden: 8 here, 64 in the checkpoint\)'
 }
 
+# SAC and TD3 time their own algorithm (the header and the gradient-update column say so; a SAC
+# config was once timed as PPO): the warm-up collects learning_starts, then every timed iteration
+# trains. Their one mode is sync; async is refused before any training.
+case_bench_train_offpolicy() {
+  local tiny=(--set env.num_envs=2 --set offpolicy.steps_per_iteration=8
+    --set offpolicy.learning_starts=8 --set offpolicy.batch_size=2 --set offpolicy.seq_len=4
+    --set policy.hidden=8 --set policy.encoder=[8] --set policy.head=[8])
+  run_ok recur --log-level warn bench train "$CONFIGS/pendulum_novel_sac.yaml" --updates 2 \
+    "${tiny[@]}"
+  expect_text <<'END'
+PendulumNoVel-v1: 2 envs, sac: 8 env steps per iteration after 8 of warm-up, 1 gradient updates per env step of 2 sequences x 5 steps \(zero state\), hidden 8, .*
+policy: fresh .*
+devices +mode +iters +env steps +env steps/s +grad upd/s .*
+cpu/cpu +sync +2 +16 +[0-9]+ +[1-9][0-9]*\.[0-9] .*
+END
+  run_ok recur --log-level warn bench train "$CONFIGS/pendulum_novel_td3.yaml" --updates 1 \
+    "${tiny[@]}" --set offpolicy.updates_per_step=0.5 --set offpolicy.stored_state=true \
+    --set offpolicy.burn_in=2
+  expect_text <<'END'
+.*td3: 8 env steps per iteration after 8 of warm-up, 0.5 gradient updates per env step of 2 sequences x 2 \+ 5 steps \(stored state\).*
+...
+cpu/cpu +sync +1 +8 +[0-9]+ +[1-9][0-9]*\.[0-9] .*
+END
+  # From a trained run: its learner loads (the warm-up acts with its actor).
+  recur --log-level warn train "$CONFIGS/pendulum_novel_sac.yaml" "${tiny[@]}" \
+    --set run.total_env_steps=32 --set run.eval_every=0 --set run.stop_at_target=false \
+    --set run.final_eval_episodes=1 --set "run.output_dir=$tmp" >/dev/null 2>&1
+  run_ok recur --log-level warn bench train "$CONFIGS/pendulum_novel_sac.yaml" --updates 1 \
+    "${tiny[@]}" --set "run.init_from=$(echo "$tmp"/pendulum_novel_sac-*)"
+  expect_text 'policy: from .*pendulum_novel_sac-.*'
+  run_status 2 recur bench train "$CONFIGS/pendulum_novel_sac.yaml" --modes sync,async
+  expect_text '--modes async: algo.type = sac has no async mode .*; time it with --modes sync'
+}
+
 # A malformed pair fails before any training.
 case_bench_train_bad_devices() {
   run_status 2 recur bench train "$CONFIGS/cartpole_novel.yaml" --devices gpu/cpu

@@ -250,6 +250,26 @@ void add_devices_bench(CLI::App& bench, int& exit_code) {
   });
 }
 
+// The header line: what one timed iteration is.
+std::string train_bench_header(const agent::TrainConfig& config) {
+  const std::string envs =
+      fmt::format("{}: {} envs{}", config.env.id, config.env.num_envs,
+                  config.env.groups > 1 ? fmt::format(" in {} groups", config.env.groups) : "");
+  if (config.algo.type == "ppo")
+    return fmt::format(
+        "{} x {} steps per update, {} epochs x {} minibatches, hidden {}, {} env "
+        "threads",
+        envs, config.algo.rollout_steps, config.algo.epochs, config.algo.num_minibatches,
+        config.policy.hidden, config.run.threads);
+  const agent::OffPolicyConfig& o = config.offpolicy;
+  return fmt::format(
+      "{}, {}: {} env steps per iteration after {} of warm-up, {} gradient updates per env step "
+      "of {} sequences x {}{} steps ({} state), hidden {}, {} learner threads",
+      envs, config.algo.type, o.steps_per_iteration, o.learning_starts, o.updates_per_step,
+      o.batch_size, o.burn_in > 0 ? fmt::format("{} + ", o.burn_in) : "", o.seq_len + 1,
+      o.stored_state ? "stored" : "zero", config.policy.hidden, config.run.learner_threads);
+}
+
 void add_train_bench(CLI::App& bench, int& exit_code) {
   auto* cmd = bench.add_subcommand(
       "train", "A training config's env steps/s, synchronous vs async actor-learner");
@@ -257,41 +277,48 @@ void add_train_bench(CLI::App& bench, int& exit_code) {
     std::string config;
     std::vector<std::string> overrides;
     int updates = 20;
-    std::vector<std::string> modes = {"sync", "async"};
+    std::vector<std::string> modes;
     std::vector<std::string> devices;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("config", args->config, "Training config (YAML)")->required();
   cmd->add_option("--set", args->overrides, "Override a key: section.key=value (repeatable)");
-  cmd->add_option("--updates", args->updates, "Timed updates per mode (after one warm-up)")
+  cmd->add_option("--updates", args->updates,
+                  "Timed updates per mode (after one warm-up); SAC/TD3: iterations of "
+                  "offpolicy.steps_per_iteration env steps (after offpolicy.learning_starts)")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  cmd->add_option("--modes", args->modes, "Modes to time, in this order")->delimiter(',');
+  cmd->add_option("--modes", args->modes,
+                  "Modes to time, in this order (default: sync,async; SAC/TD3: sync, their only "
+                  "mode)")
+      ->delimiter(',');
   cmd->add_option("--devices", args->devices,
                   "ACTOR/LEARNER pairs to time, in this order, e.g. cuda/cuda,cpu/cpu (default: "
                   "the config's device.actor/device.learner)")
       ->delimiter(',');
   cmd->callback([args, &exit_code] {
     const auto config = agent::load_config(args->config, args->overrides);
-    const auto rows = bench_train(config, args->updates, args->modes, args->devices);
-    fmt::print(
-        "{}: {} envs{} x {} steps per update, {} epochs x {} minibatches, hidden {}, {} "
-        "env threads\n",
-        config.env.id, config.env.num_envs,
-        config.env.groups > 1 ? fmt::format(" in {} groups", config.env.groups) : "",
-        config.algo.rollout_steps, config.algo.epochs, config.algo.num_minibatches,
-        config.policy.hidden, config.run.threads);
+    const bool ppo = config.algo.type == "ppo";
+    std::vector<std::string> modes = args->modes;
+    if (modes.empty())
+      modes = ppo ? std::vector<std::string>{"sync", "async"} : std::vector<std::string>{"sync"};
+    const auto rows = bench_train(config, args->updates, modes, args->devices);
+    fmt::print("{}\n", train_bench_header(config));
     fmt::print("policy: {}\n", config.run.init_from.empty()
                                    ? std::string("fresh (run.init_from: a trained one)")
                                    : "from " + config.run.init_from);
-    fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n", "devices",
-               "mode", "updates", "env steps", "env steps/s", "act s", "learn s", "wait s",
-               "lag mean", "lag max", "episodes");
+    // SAC/TD3's learner work is its gradient updates (update-to-data ratio times env steps).
+    const std::string updates_head = ppo ? "" : fmt::format(" {:>12}", "grad upd/s");
+    fmt::print("{:<10} {:<6} {:>8} {:>10} {:>12}{} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}\n",
+               "devices", "mode", ppo ? "updates" : "iters", "env steps", "env steps/s",
+               updates_head, "act s", "learn s", "wait s", "lag mean", "lag max", "episodes");
     for (const auto& r : rows)
       fmt::print(
-          "{:<10} {:<6} {:>8} {:>10} {:>12.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.2f} {:>8} {:>9}\n",
-          r.devices, r.mode, r.updates, r.env_steps, r.steps_per_s(), r.act_s, r.learn_s, r.wait_s,
-          r.lag_mean, r.lag_max, r.episodes);
+          "{:<10} {:<6} {:>8} {:>10} {:>12.0f}{} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.2f} {:>8} "
+          "{:>9}\n",
+          r.devices, r.mode, r.updates, r.env_steps, r.steps_per_s(),
+          ppo ? "" : fmt::format(" {:>12.1f}", r.learner_updates_per_s()), r.act_s, r.learn_s,
+          r.wait_s, r.lag_mean, r.lag_max, r.episodes);
     // Every row against the first: the devices' and the modes' speed-ups side by side.
     for (size_t i = 1; i < rows.size(); ++i)
       fmt::print("{} {} / {} {}: {:.2f}x env steps/s\n", rows[i].devices, rows[i].mode,

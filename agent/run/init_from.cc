@@ -35,11 +35,28 @@ std::string spec_differences(const policy::PolicySpec& ours, const policy::Polic
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+// The loaded policy must compute what this config's would, shapes and squashing included. The
+// settings that only initialize a fresh policy (policy.log_std_init, forget_bias, actor_gain,
+// critic_gain, init) are replaced by the loaded weights, and TD3's exploration_noise is how it
+// explores from here on: a fine-tune may change them, and is told which it changed.
 void check_spec(const std::string& path, const policy::PolicySpec& theirs, Algorithm& algo) {
-  RECUR_CHECK(theirs == algo.spec(),
+  const policy::PolicySpec& ours = algo.spec();
+  policy::PolicySpec fitted = theirs;
+  fitted.log_std_init = ours.log_std_init;
+  fitted.forget_bias = ours.forget_bias;
+  fitted.actor_gain = ours.actor_gain;
+  fitted.critic_gain = ours.critic_gain;
+  fitted.init = ours.init;
+  fitted.exploration_noise = ours.exploration_noise;
+  RECUR_CHECK(fitted == ours,
               "run.init_from = {}: its policy does not fit this config's ({}). Start from a run "
               "of the same policy.* settings and env spaces, or drop run.init_from",
-              path, spec_differences(algo.spec(), theirs));
+              path, spec_differences(ours, fitted));
+  if (theirs != ours)
+    spdlog::info(
+        "run.init_from: {} loads; of this config's settings its weights replace or "
+        "that only set how TD3 explores, these differ: {}",
+        path, spec_differences(ours, theirs));
 }
 
 void warn_other_env(const std::string& path, const std::string& env_id, const TrainConfig& config) {

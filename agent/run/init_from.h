@@ -17,8 +17,10 @@ namespace recur::agent {
 //   SAC/TD3: a run directory of the same algo.type; its latest resume state's actor, critics,
 //        targets and temperature (Algorithm::load_trained: a policy checkpoint lacks the critics).
 // Throws recur::Error naming run.init_from when nothing loads, when the policy's spec differs from
-// `algo`'s (listing the keys that differ), or when the saved learner does not fit. A run of another
-// env with the same spaces loads, with a warning.
+// `algo`'s (listing the keys that differ), or when the saved learner does not fit. Initializer
+// settings (log_std_init, forget_bias, the gains, init) and TD3's exploration noise may differ:
+// the weights replace the first, the config's noise is how the fine-tune explores. A run of
+// another env with the same spaces loads, with a warning.
 std::string start_from_policy(const TrainConfig& config, Algorithm& algo);
 
 }  // namespace recur::agent

@@ -168,6 +168,17 @@ TEST_CASE("run.init_from starts TD3 from a run's latest learner state") {
     CHECK(e.find("core.hidden: 12 here, 8 in the checkpoint") != std::string::npos);
   }
 
+  SUBCASE("a fine-tune may explore with other noise: the run's weights load under it") {
+    from.offpolicy.exploration_noise = 0.3f;
+    auto t = trainer(from);
+    CHECK(agent::start_from_policy(from, *t) == source.string());
+    CHECK(t->spec().exploration_noise == 0.3f);
+    for (const auto& [name, p] : t->learner().parameter_tensors()) {
+      INFO(name);
+      CHECK(p.data == saved.at(name).data);
+    }
+  }
+
   SUBCASE("a PPO run is refused: it has no critics to load") {
     agent::TrainConfig ppo = test::small_cartpole_job(dir.path.string());
     ppo.run.eval_every = 0;

@@ -95,6 +95,29 @@ TEST_CASE("run.init_from loads a trained policy's weights and observation statis
     CHECK(e.find("drop run.init_from") != std::string::npos);
   }
 
+  SUBCASE("settings that only initialize a fresh policy may differ; the weights replace them") {
+    agent::TrainConfig other = c;
+    other.policy.log_std_init = -1.5f;
+    other.policy.forget_bias = 0.25f;
+    other.policy.actor_gain = 1.0f;
+    other.policy.critic_gain = 0.5f;
+    other.policy.init = "pytorch";
+    other.run.init_from = trained.run_dir.string();
+    agent::PpoTrainer tuned(other);
+    CHECK(agent::start_from_policy(other, tuned) == best.string());
+    policy::TensorMap expected;
+    for (const auto& [name, tensor] : saved.tensors)
+      if (!name.starts_with("optim.")) expected.emplace(name, tensor);
+    check_same_tensors(tuned.policy_tensors(), expected);
+    // Beside a setting that changes the function, only that one is named.
+    other.policy.hidden = 24;
+    agent::PpoTrainer t24(other);
+    const std::string e = test::error_of([&] { agent::start_from_policy(other, t24); });
+    CHECK(e.find("core.hidden: 24 here, 16 in the checkpoint") != std::string::npos);
+    CHECK(e.find("forget_bias") == std::string::npos);
+    CHECK(e.find("actor_gain") == std::string::npos);
+  }
+
   SUBCASE("a path that holds no checkpoint is named") {
     agent::TrainConfig other = c;
     other.run.init_from = (dir.path / "nothing_here").string();

@@ -116,7 +116,8 @@ std::map<std::string, std::string> PolicySpec::to_metadata() const {
       {"core.layers", std::to_string(layers)},
       {"core.cell_clip", fmt::format("{}", cell_clip)},
       {"policy.shared_core", shared_core ? "true" : "false"},
-      // Initializer settings: not needed to run the policy, kept so a run can be re-created.
+      // Initializer settings: not needed to run the policy, kept so a run can be re-created
+      // (run.init_from lets them differ: agent/run/init_from.cc, check_spec).
       {"policy.log_std_init", fmt::format("{}", log_std_init)},
       {"policy.forget_bias", fmt::format("{}", forget_bias)},
       {"policy.actor_gain", fmt::format("{}", actor_gain)},

@@ -36,9 +36,10 @@ std::string spec_differences(const policy::PolicySpec& ours, const policy::Polic
 }
 
 // The loaded policy must compute what this config's would, shapes and squashing included. The
-// settings that only initialize a fresh policy (policy.log_std_init, forget_bias, actor_gain,
-// critic_gain, init) are replaced by the loaded weights, and TD3's exploration_noise is how it
-// explores from here on: a fine-tune may change them, and is told which it changed.
+// settings that only initialize a fresh policy (PolicySpec::to_metadata's initializer group:
+// log_std_init, forget_bias, actor_gain, critic_gain, and init) are replaced by the loaded
+// weights, and TD3's exploration_noise is how it explores from here on: a fine-tune may change
+// them, and is told which it changed.
 void check_spec(const std::string& path, const policy::PolicySpec& theirs, Algorithm& algo) {
   const policy::PolicySpec& ours = algo.spec();
   policy::PolicySpec fitted = theirs;

@@ -272,7 +272,9 @@ std::string train_bench_header(const agent::TrainConfig& config) {
 
 void add_train_bench(CLI::App& bench, int& exit_code) {
   auto* cmd = bench.add_subcommand(
-      "train", "A training config's env steps/s, synchronous vs async actor-learner");
+      "train",
+      "A training config's env steps/s, synchronous vs async actor-learner (SAC/TD3: and gradient "
+      "updates/s)");
   struct Args {
     std::string config;
     std::vector<std::string> overrides;

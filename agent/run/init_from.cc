@@ -55,8 +55,8 @@ void check_spec(const std::string& path, const policy::PolicySpec& theirs, Algor
               path, spec_differences(ours, fitted));
   if (theirs != ours)
     spdlog::info(
-        "run.init_from: {} loads; of this config's settings its weights replace or "
-        "that only set how TD3 explores, these differ: {}",
+        "run.init_from: {} loads, though settings differ that its weights replace "
+        "(initializers) or that only set how TD3 explores: {}",
         path, spec_differences(ours, theirs));
 }
 

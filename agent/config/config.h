@@ -226,6 +226,10 @@ struct OffPolicyConfig {
   float tau = 0.005f;      // Polyak rate of the target networks
   float init_alpha = 1.0f;
   bool auto_alpha = true;  // SAC: tune the temperature towards target_entropy
+  // SAC with run.init_from: start the temperature at init_alpha instead of the loaded run's
+  // learned value (to explore anew on a harder task). With auto_alpha false it always starts
+  // there: a fixed temperature is a setting of this run, not state of the loaded one.
+  bool reset_alpha = false;
   // SAC's entropy target; absent = -action_dim (Box) or 0.7 * log(n) (Discrete).
   std::optional<float> target_entropy;
   int policy_delay = 2;            // TD3: critic updates per actor and target update

@@ -121,6 +121,7 @@ const std::vector<Section>& sections() {
         field("tau", &T::offpolicy, &O::tau),
         field("init_alpha", &T::offpolicy, &O::init_alpha),
         field("auto_alpha", &T::offpolicy, &O::auto_alpha),
+        field("reset_alpha", &T::offpolicy, &O::reset_alpha),
         field("target_entropy", &T::offpolicy, &O::target_entropy),
         field("policy_delay", &T::offpolicy, &O::policy_delay),
         field("target_noise", &T::offpolicy, &O::target_noise),

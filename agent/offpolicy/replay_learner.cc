@@ -148,6 +148,12 @@ double ReplayLearner::alpha() const {
   return std::exp(static_cast<double>(log_alpha_[0]));
 }
 
+void ReplayLearner::set_alpha(double alpha) {
+  RECUR_CHECK(alpha > 0 && std::isfinite(alpha), "SAC temperature {}: use a finite value > 0",
+              alpha);
+  log_alpha_[0] = static_cast<float>(std::log(alpha));
+}
+
 void ReplayLearner::size_buffers(int L, int B) {
   if (L == L_ && B == B_) return;
   L_ = L, B_ = B;

@@ -99,6 +99,8 @@ class ReplayLearner {
   int64_t updates() const { return updates_; }
   void set_updates(int64_t updates) { updates_ = updates; }
   double alpha() const;
+  // Sets SAC's temperature (its log is the learned parameter); its optimizer's moments stay.
+  void set_alpha(double alpha);
 
  private:
   struct Nets;

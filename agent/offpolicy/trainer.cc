@@ -367,6 +367,24 @@ void OffPolicyTrainer::load_trained(const AlgorithmState& state) {
               "it is a run of algo.type {} and this run is algo.type {}: start from a {} run", algo,
               config_.algo.type, config_.algo.type);
   learner_->load_parameters(state.tensors);
+  // SAC's temperature: the loaded run's learned value goes on, unless this run fixes it
+  // (auto_alpha false: init_alpha is this run's setting) or asks to explore anew (reset_alpha).
+  if (config_.algo.type == "sac") {
+    const OffPolicyConfig& o = config_.offpolicy;
+    if (!o.auto_alpha || o.reset_alpha) {
+      spdlog::info(
+          "sac: the temperature starts at offpolicy.init_alpha = {:.4g}, not the loaded "
+          "run's {:.4g} ({})",
+          o.init_alpha, learner_->alpha(),
+          o.auto_alpha ? "offpolicy.reset_alpha" : "offpolicy.auto_alpha is false");
+      learner_->set_alpha(o.init_alpha);
+    } else {
+      spdlog::info(
+          "sac: the temperature goes on from the loaded run's {:.4g} "
+          "(--set offpolicy.reset_alpha=true starts it at init_alpha = {:.4g})",
+          learner_->alpha(), o.init_alpha);
+    }
+  }
   publish();
 }
 

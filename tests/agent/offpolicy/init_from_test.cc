@@ -1,9 +1,10 @@
 // run.init_from for SAC and TD3: a new run starts from another run's latest learner state (actor,
-// critics, targets, temperature) with fresh optimizers and an empty replay, and its warm-up acts
-// with the loaded actor; what does not fit is refused by name. A resumed run refuses a
+// critics, targets, temperature unless reset) with fresh optimizers and an empty replay, and its
+// warm-up acts with the loaded actor; what does not fit is refused by name. A resumed run refuses a
 // run.init_from other than the one it started with.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -201,5 +202,44 @@ TEST_CASE("run.init_from starts TD3 from a run's latest learner state") {
     auto t = trainer(from);
     const std::string e = test::error_of([&] { agent::start_from_policy(from, *t); });
     CHECK(e.find("run.init_from = " + dir.path.string()) != std::string::npos);
+  }
+}
+
+TEST_CASE("run.init_from and SAC's temperature: loaded, reset, or this run's fixed value") {
+  test::TempDir dir("init_from_sac_alpha");
+  agent::TrainConfig c = small_td3(dir.path.string());
+  c.algo.type = "sac";
+  agent::TrainJobOptions o;
+  o.name = "source";
+  const auto source = agent::run_train_job(c, agent::to_yaml(c), o).run_dir;
+  const agent::RunDir source_dir = agent::RunDir::open(source);
+  const policy::TensorMap saved =
+      agent::load_trainer_tensors(source_dir, agent::read_resume_point(source_dir, "").state);
+  const float learned = saved.at("log_alpha").data.at(0);
+  REQUIRE(learned != 0.0f);  // 250 updates moved it from log(init_alpha = 1)
+
+  agent::TrainConfig from = c;
+  from.run.init_from = source.string();
+  from.offpolicy.init_alpha = 0.05f;
+  const auto log_alpha = [&](const agent::TrainConfig& cfg) {
+    auto t = trainer(cfg);
+    agent::start_from_policy(cfg, *t);
+    // Everything but the temperature is the run's, whichever case.
+    for (const auto& [name, p] : t->learner().parameter_tensors()) {
+      INFO(name);
+      if (name != "log_alpha") CHECK(p.data == saved.at(name).data);
+    }
+    return t->learner().parameter_tensors().at("log_alpha").data.at(0);
+  };
+  SUBCASE("by default the learned temperature goes on") {
+    CHECK(log_alpha(from) == learned);
+  }
+  SUBCASE("offpolicy.reset_alpha starts it at init_alpha") {
+    from.offpolicy.reset_alpha = true;
+    CHECK(log_alpha(from) == doctest::Approx(std::log(0.05)).epsilon(1e-6));
+  }
+  SUBCASE("a fixed temperature (auto_alpha false) is this run's init_alpha") {
+    from.offpolicy.auto_alpha = false;
+    CHECK(log_alpha(from) == doctest::Approx(std::log(0.05)).epsilon(1e-6));
   }
 }

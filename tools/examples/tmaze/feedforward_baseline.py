@@ -12,7 +12,10 @@ bit-identical to recur's, only equal in distribution). Keep the two in step when
 
 Prints, per seed, the deterministic evaluation over --eval-episodes episodes: mean return and the
 fraction of episodes ending in the goal arm. `--recurrent` trains sb3-contrib's RecurrentPPO
-(MlpLstmPolicy) instead, as a check that the port is solvable with memory.
+(MlpLstmPolicy) instead, as a check that the port is solvable with memory. With `--recurrent
+--lstm-hidden 32 --no-mlp --eval-every 8192` it has configs/tmaze.yaml's shape (one LSTM-32 per
+tower, linear heads) and prints a 20-episode deterministic evaluation every 8192 env steps, the
+curve recur's eval.csv holds (docs/PERFORMANCE.md, "The T-maze's forgetting is PPO's").
 """
 
 import argparse
@@ -97,11 +100,32 @@ def main():
     parser.add_argument("--steps", type=int, default=200_000)
     parser.add_argument("--eval-episodes", type=int, default=200)
     parser.add_argument("--recurrent", action="store_true", help="RecurrentPPO (LSTM) instead")
+    parser.add_argument("--lstm-hidden", type=int, default=256, help="RecurrentPPO's LSTM width")
+    parser.add_argument("--no-mlp", action="store_true",
+                        help="RecurrentPPO: linear heads on the LSTMs (net_arch []), as recur's")
+    parser.add_argument("--eval-every", type=int, default=0,
+                        help="also evaluate 20 episodes every N env steps and print the curve")
     args = parser.parse_args()
 
     import torch
     from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
+
+    class Curve(BaseCallback):
+        """Deterministic 20-episode evaluations every --eval-every env steps (recur's eval.csv)."""
+
+        def __init__(self, seed):
+            super().__init__()
+            self.seed, self.next, self.points = seed, args.eval_every, []
+
+        def _on_step(self):
+            if args.eval_every and self.num_timesteps >= self.next:
+                self.next += args.eval_every
+                mean, _ = evaluate(self.model, args.length, 20,
+                                   10_000 * (self.seed + 1) + self.num_timesteps, args.recurrent)
+                self.points.append((self.num_timesteps, mean))
+            return True
 
     torch.set_num_threads(1)
     for seed in args.seeds:
@@ -112,17 +136,28 @@ def main():
                       gae_lambda=0.95, ent_coef=0.01, seed=seed, verbose=0, device="cpu")
         if args.recurrent:
             from sb3_contrib import RecurrentPPO
-            model = RecurrentPPO("MlpLstmPolicy", venv, **common)
+            arch = dict(lstm_hidden_size=args.lstm_hidden)
+            if args.no_mlp:
+                arch["net_arch"] = []
+            model = RecurrentPPO("MlpLstmPolicy", venv, policy_kwargs=arch, **common)
         else:
             model = PPO("MlpPolicy", venv, **common)
         start = time.time()
-        model.learn(total_timesteps=args.steps)
+        curve = Curve(seed)
+        model.learn(total_timesteps=args.steps, callback=curve)
         mean, success = evaluate(model, args.length, args.eval_episodes, 10_000 * (seed + 1),
                                  args.recurrent)
         kind = "RecurrentPPO MlpLstmPolicy" if args.recurrent else "PPO MlpPolicy"
         print(f"{kind} TMaze length {args.length} seed {seed}: {args.steps} steps in "
               f"{time.time() - start:.0f} s; deterministic eval over {args.eval_episodes} "
               f"episodes: return {mean:.2f}, goal arm {100 * success:.0f}%", flush=True)
+        if curve.points:
+            # After the first evaluation at the threshold (3.8), how many fell below it again.
+            first = next((i for i, (_, m) in enumerate(curve.points) if m >= 3.8), None)
+            later = [] if first is None else [m for _, m in curve.points[first + 1:]]
+            print(f"  curve: {' '.join(f'{m:.2f}' for _, m in curve.points)}; first >= 3.8 at "
+                  f"{None if first is None else curve.points[first][0]}, "
+                  f"{sum(m < 3.8 for m in later)} of {len(later)} later below", flush=True)
 
 
 if __name__ == "__main__":

@@ -372,11 +372,12 @@ void OffPolicyTrainer::load_trained(const AlgorithmState& state) {
   if (config_.algo.type == "sac") {
     const OffPolicyConfig& o = config_.offpolicy;
     if (!o.auto_alpha || o.reset_alpha) {
-      spdlog::info(
-          "sac: the temperature starts at offpolicy.init_alpha = {:.4g}, not the loaded "
-          "run's {:.4g} ({})",
-          o.init_alpha, learner_->alpha(),
-          o.auto_alpha ? "offpolicy.reset_alpha" : "offpolicy.auto_alpha is false");
+      if (std::abs(learner_->alpha() / o.init_alpha - 1) > 1e-6)  // say so only if it changes
+        spdlog::info(
+            "sac: the temperature starts at offpolicy.init_alpha = {:.4g}, not the loaded "
+            "run's {:.4g} ({})",
+            o.init_alpha, learner_->alpha(),
+            o.auto_alpha ? "offpolicy.reset_alpha" : "offpolicy.auto_alpha is false");
       learner_->set_alpha(o.init_alpha);
     } else {
       spdlog::info(

@@ -68,6 +68,18 @@ case_bench_rnn() {
   expect_text "(?s)gemm,2,4,1,$g,(1\\.0000\ngemm-eigen,2,4,1,$g,(1\\.0000|0\\.[0-9]+)|0\\.[0-9]+\ngemm-eigen,2,4,1,$g,1\\.0000)\n.*step,2,4,1,.*vanilla,2,4,1,.*seq-fwd,2,4,3,.*seq-fwd\\+bwd,2,4,3,"
 }
 
+# --start-rate: the sequence rows with episode starts inside (the header says the rate); outside
+# [0, 1] is refused with the option named, by rnn and rnn-gpu alike.
+case_bench_rnn_start_rate() {
+  run_ok recur bench rnn --cell lstm_ln --batch 2 --hidden 4 --seq-len 5 --min-seconds 0.01 \
+    --start-rate 0.3
+  expect_text "(?s)episode starts 0.3 of the sequence rows' timesteps.*seq-fwd\\+bwd +2 +4 +5 "
+  run_status 2 recur bench rnn --start-rate 1.5
+  expect_text '--start-rate'
+  run_status 2 recur bench rnn-gpu --start-rate -0.1
+  expect_text '--start-rate'
+}
+
 case_bench_rnn_bad_cell() {
   run_status 2 recur bench rnn --cell bogus
   expect_text "cell type 'bogus' is unknown; use lstm, gru, rnn_tanh, rnn_relu, mingru, mingru_highway or lstm_ln"

@@ -62,9 +62,13 @@ import time
 CORE_MODES = ["torch-gemm", "torch-step-eager", "torch-step-graph", "copy-floor",
               "copy-floor-graph1", "copy-floor-in-graph", "event-sync-floor", "torch-seq-fwd",
               "torch-seq-fwdbwd", "torch-step-loop"]
+# With episode starts inside the sequences (--start-rate): ResetSeqPeer's two ways.
+RESET_MODES = ["torch-seq-pad-fwd", "torch-seq-pad-fwdbwd", "torch-seq-loop-fwd",
+               "torch-seq-loop-fwdbwd"]
+CORE_MODES += RESET_MODES
 ACTOR_MODES = ["torch-actor-eager", "torch-actor-graph"]
 CPU_MODES = ["torch-gemm", "torch-step-eager", "torch-seq-fwd", "torch-seq-fwdbwd",
-             "torch-step-loop", "torch-actor-eager"]
+             "torch-step-loop", "torch-actor-eager"] + RESET_MODES
 TOLERANCE = 1e-4  # relative norm against float64; see the docstring
 CHECK_COLUMNS = 8  # batch columns of a sequence checked against the (slow) float64 loop
 
@@ -97,12 +101,19 @@ def parse_args(argv):
                    help="cpu: no graphs, no pinned memory (the smoke test)")
     p.add_argument("--threads", type=int, default=0,
                    help="torch.set_num_threads (default: torch's choice; host-side work only)")
+    p.add_argument("--start-rate", type=float, default=0.0,
+                   help="fraction of the sequence rows' timesteps that start an episode (recur "
+                   "bench rnn's --start-rate; 0.03 is TorchRL's RNN benchmark's); above 0 the "
+                   "default modes add the reset-correct " + ",".join(RESET_MODES) + " rows")
     p.add_argument("--csv", action="store_true", help="CSV instead of tables")
     args = p.parse_args(argv)
+    if not 0 <= args.start_rate <= 1:
+        p.error(f"--start-rate must be within [0, 1], got {args.start_rate:g}")
     if args.input < 1 or args.obs_dim < 1 or args.min_seconds <= 0 or args.threads < 0:
         p.error("--input and --obs-dim must be >= 1, --min-seconds > 0 and --threads >= 0")
     allowed = CPU_MODES if args.device == "cpu" else CORE_MODES + ACTOR_MODES
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()] or list(allowed)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()] or [
+        m for m in allowed if args.start_rate > 0 or m not in RESET_MODES]
     for m in modes:
         if m not in allowed:
             p.error(f"mode '{m}' is not available on --device {args.device}; "
@@ -390,6 +401,92 @@ class SeqPeer:
         check(torch, "dc0", grads[2][0, :n], dc0)
 
 
+class ResetSeqPeer(SeqPeer):
+    """nn.LSTM over (T, B, I) with episode starts inside the sequence (starts (T, B) bool: the
+    state is zeroed before a start's step, as recur's executors do), in the two ways PyTorch
+    users write it, since nn.LSTM (and cuDNN under it) cannot reset mid-sequence:
+      pad   split each column at its starts into segments, pad them to the longest, one nn.LSTM
+            call over (L_max, segments, I) from each segment's initial state, outputs gathered
+            back to (T, B, H): sb3-contrib's RecurrentPPO and TorchRL's "pad" backend. The
+            index work is redone every call from the starts, as those libraries do per batch.
+      loop  nn.LSTM one timestep at a time, the state multiplied by (1 - start) between steps:
+            CleanRL's ppo_atari_lstm (get_states).
+    """
+
+    def __init__(self, ctx, T, B, I, H, starts, way):
+        super().__init__(ctx, T, B, I, H)
+        torch = ctx.torch
+        self.way = way
+        self.starts = starts.to(ctx.dev)                                  # (T, B) bool
+        self.keep = (~self.starts).to(torch.float32).unsqueeze(-1)       # (T, B, 1)
+        self.run = self.padded if way == "pad" else self.looped
+
+    def padded(self):
+        torch, (T, B, I), H = self.ctx.torch, self.x.shape, self.h0.shape[2]
+        # Column-major positions p = b T + t; a segment begins at t = 0 and at every start.
+        begins = self.starts.t().contiguous()
+        begins[:, 0] = True
+        begins = begins.reshape(-1)
+        seg = torch.cumsum(begins.to(torch.int64), 0) - 1                 # segment of each p
+        first = torch.nonzero(begins).squeeze(1)                          # p of each segment's t 0
+        pos = torch.arange(B * T, device=self.x.device) - first[seg]      # t within the segment
+        n_seg = first.numel()
+        L = int(pos.max().item()) + 1                                     # a host read, as theirs
+        xs = torch.zeros(L, n_seg, I, device=self.x.device, dtype=self.x.dtype)
+        xs = xs.index_put((pos, seg), self.x.transpose(0, 1).reshape(B * T, I))
+        # Initial states: a column's first segment starts from (h0, c0) unless t 0 is a start.
+        cols = seg[torch.arange(B, device=self.x.device) * T]             # first segment per b
+        keep0 = (~self.starts[0]).to(self.x.dtype).view(1, B, 1)
+        h_init = torch.zeros(1, n_seg, H, device=self.x.device).index_add(1, cols, self.h0 * keep0)
+        c_init = torch.zeros(1, n_seg, H, device=self.x.device).index_add(1, cols, self.c0 * keep0)
+        y_pad, _ = self.lstm(xs, (h_init, c_init))
+        return y_pad[pos, seg].reshape(B, T, H).transpose(0, 1)
+
+    def looped(self):
+        h, c, ys = self.h0, self.c0, []
+        for t in range(self.x.shape[0]):
+            h, c = h * self.keep[t], c * self.keep[t]
+            y, (h, c) = self.lstm(self.x[t:t + 1], (h, c))
+            ys.append(y)
+        return self.ctx.torch.cat(ys)
+
+    def forward(self):
+        y = self.run()
+        self.ctx.sync()
+        return y
+
+    def forward_backward(self):
+        y = self.run()
+        grads = self.ctx.torch.autograd.grad(y, self.inputs, grad_outputs=self.dy)
+        self.ctx.sync()
+        return y, grads
+
+    def check(self):
+        """As SeqPeer.check, the float64 loop zeroing the state at the starts."""
+        torch = self.ctx.torch
+        y, grads = self.forward_backward()
+        n = min(CHECK_COLUMNS, self.x.shape[1])
+        x = self.x[:, :n].detach().cpu().double().requires_grad_()
+        h0 = self.h0[0, :n].detach().cpu().double().requires_grad_()
+        c0 = self.c0[0, :n].detach().cpu().double().requires_grad_()
+        keep = self.keep[:, :n].cpu().double()
+        cell = torch.nn.LSTMCell(x.shape[2], h0.shape[1])
+        with torch.no_grad():
+            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(cell, name).copy_(getattr(self.lstm, name + "_l0"))
+        h, c, ys = h0, c0, []
+        for t in range(x.shape[0]):
+            h, c = ref_cell(torch, cell, x[t], h * keep[t], c * keep[t])
+            ys.append(h)
+        y_ref = torch.stack(ys)
+        dx, dh0, dc0 = torch.autograd.grad(y_ref, [x, h0, c0],
+                                           grad_outputs=self.dy[:, :n].cpu().double())
+        check(torch, f"{self.way}: y", y[:, :n], y_ref)
+        check(torch, f"{self.way}: dx", grads[0][:, :n], dx)
+        check(torch, f"{self.way}: dh0", grads[1][0, :n], dh0)
+        check(torch, f"{self.way}: dc0", grads[2][0, :n], dc0)
+
+
 # ---------------------------------------------------------------------------------------------
 # Actor table
 
@@ -492,6 +589,14 @@ class ActorPeer:
 # Output
 
 
+def csv_field(text):
+    """A CSV field as RFC 4180 (and recur's --csv) writes it: quoted when it holds a comma, a quote
+    or a line break, inner quotes doubled."""
+    if not any(c in text for c in ',"\n'):
+        return text
+    return '"' + text.replace('"', '""') + '"'
+
+
 class Printer:
     def __init__(self, csv):
         self.csv = csv
@@ -520,7 +625,7 @@ class Printer:
         fraction = gflops / roof if roof > 0 else 0.0
         if self.csv:
             print(f"{mode},{B},{H},{T},{seconds * 1e6:.3f},{samples / seconds:.0f},{gflops:.3f},"
-                  f"{fraction:.4f},{note}", flush=True)
+                  f"{fraction:.4f},{csv_field(note)}", flush=True)
         else:
             print(f"{mode:<26} {B:>5} {H:>5} {T:>5} {seconds * 1e6:>12.2f} "
                   f"{samples / seconds:>14.0f} {gflops:>9.2f} {100 * fraction:>8.1f}%  {note}",
@@ -603,6 +708,8 @@ def run_core(ctx, args, out, failed):
                         seq.check()
                         where = "native CPU" if cpu else "cuDNN"
                         resident = "" if cpu else ", x/y on device"
+                        if args.start_rate > 0:
+                            resident += ", starts ignored"
                         if "torch-seq-fwd" in modes:
                             out.core("torch-seq-fwd", B, H, T,
                                      time_per_call(args.min_seconds, seq.forward), flops, roof,
@@ -612,6 +719,28 @@ def run_core(ctx, args, out, failed):
                                      time_per_call(args.min_seconds, seq.forward_backward),
                                      3 * flops, roof, f"nn.LSTM {where}, dx dh0 dc0 dW{resident}")
                     attempt("torch-seq", B, H, T, seq_rows)
+                # Starts of their own generator: the other inputs stay those of rate 0.
+                starts = ctx.torch.rand(T, B, generator=ctx.torch.Generator().manual_seed(2))
+                starts = starts < args.start_rate
+                for way in ("pad", "loop"):
+                    fwd, both = f"torch-seq-{way}-fwd", f"torch-seq-{way}-fwdbwd"
+                    if fwd not in modes and both not in modes:
+                        continue
+
+                    def reset_rows():
+                        seq = ResetSeqPeer(ctx, T, B, I, H, starts, way)
+                        seq.check()
+                        how = ("split at starts + pad, 1 nn.LSTM call" if way == "pad" else
+                               "T nn.LSTM calls, state * (1 - start)")
+                        note = f"{how}, {int(starts.sum())} starts"
+                        if fwd in modes:
+                            out.core(fwd, B, H, T, time_per_call(args.min_seconds, seq.forward),
+                                     flops, roof, note)
+                        if both in modes:
+                            out.core(both, B, H, T,
+                                     time_per_call(args.min_seconds, seq.forward_backward),
+                                     3 * flops, roof, note + ", dx dh0 dc0 dW")
+                    attempt(f"torch-seq-{way}", B, H, T, reset_rows)
                 if loop_peer is not None:
                     xs = ctx.uniform(T, B, I)
 

@@ -23,6 +23,18 @@ namespace recur::cli {
 
 namespace {
 
+// A CSV field as RFC 4180 writes it: quoted, inner quotes doubled, when it holds a comma, a quote
+// or a line break (the rnn-gpu notes do: "algo standard, device-resident").
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + '"';
+}
+
 void add_rnn_bench(CLI::App& bench, int& exit_code) {
   auto* cmd = bench.add_subcommand(
       "rnn", "Step vs sequence execution of the recurrent core, vanilla cell and GEMM roofline");
@@ -42,6 +54,11 @@ void add_rnn_bench(CLI::App& bench, int& exit_code) {
   cmd->add_option("--seq-len", args->config.seq_len, "Sequence lengths T")->delimiter(',');
   cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
       ->capture_default_str();
+  cmd->add_option("--start-rate", args->config.start_rate,
+                  "Fraction of the sequence rows' timesteps that start an episode (state reset "
+                  "inside the sequence, as in a learner's minibatch)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_flag("--csv", args->csv, "CSV instead of a table");
   cmd->callback([args, &exit_code] {
     auto config = args->config;
@@ -54,9 +71,10 @@ void add_rnn_bench(CLI::App& bench, int& exit_code) {
                    r.seq_len, r.us_per_call, r.samples_per_s, r.gflops, r.roofline_fraction);
     } else {
       fmt::print(
-          "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = the faster of "
-          "gemm ({}) and gemm-eigen on the step's shapes (one per layer) in this run\n",
-          args->cell, config.input, config.layers, policy::gemm_backend());
+          "{} core, input {}, {} layer(s), episode starts {:g} of the sequence rows' timesteps; "
+          "GFLOP/s count GEMM work; roofline = the faster of gemm ({}) and gemm-eigen on the "
+          "step's shapes (one per layer) in this run\n",
+          args->cell, config.input, config.layers, config.start_rate, policy::gemm_backend());
       fmt::print("{:<12} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}\n", "mode", "B", "H", "T",
                  "us/call", "samples/s", "GFLOP/s", "roofline");
       for (const auto& r : rows)
@@ -93,6 +111,11 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
   cmd->add_option("--seq-len", args->config.seq_len, "Sequence lengths T")->delimiter(',');
   cmd->add_option("--min-seconds", args->config.min_seconds, "Time per measurement")
       ->capture_default_str();
+  cmd->add_option("--start-rate", args->config.start_rate,
+                  "Fraction of the sequence rows' timesteps that start an episode (state reset "
+                  "inside the sequence, as in a learner's minibatch)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_flag("--no-cpu", args->no_cpu, "Skip the CPU executor rows");
   cmd->add_option("--math", args->math,
                   "device.cudnn_math modes of the cuDNN rows (fma, tf32, fp16): each beyond fma "
@@ -120,14 +143,15 @@ void add_rnn_gpu_bench(CLI::App& bench, int& exit_code) {
       for (const auto& r : rows)
         fmt::print("{},{},{},{},{:.3f},{:.0f},{:.3f},{:.4f},{}\n", r.mode, r.batch, r.hidden,
                    r.seq_len, r.us_per_call, r.samples_per_s, r.gflops, r.roofline_fraction,
-                   r.note);
+                   csv_field(r.note));
       exit_code = 0;
       return;
     }
     fmt::print(
-        "{} core, input {}, {} layer(s); GFLOP/s count GEMM work; roofline = cuBLAS fp32 GEMM of "
-        "the step's shape in this run (device time)\n",
-        args->cell, config.input, config.layers);
+        "{} core, input {}, {} layer(s), episode starts {:g} of the sequence rows' timesteps; "
+        "GFLOP/s count GEMM work; roofline = cuBLAS fp32 GEMM of the step's shape in this run "
+        "(device time)\n",
+        args->cell, config.input, config.layers, config.start_rate);
     fmt::print("{:<26} {:>5} {:>5} {:>5} {:>12} {:>14} {:>9} {:>9}  {}\n", "mode", "B", "H", "T",
                "us/call", "samples/s", "GFLOP/s", "roofline", "note");
     for (const auto& r : rows)

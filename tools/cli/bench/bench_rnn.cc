@@ -91,7 +91,7 @@ std::vector<RnnBenchRow> bench_rnn(const RnnBenchConfig& config) {
         const auto tb = static_cast<size_t>(T) * B;
         const auto xs = random_vec(tb * config.input, rng);
         const auto s0 = random_vec(static_cast<size_t>(B) * spec.state_size(), rng);
-        std::vector<uint8_t> seq_starts(tb, 0);
+        const auto seq_starts = episode_starts(tb, config.start_rate);
         std::vector<float> y(tb * H), dx(tb * config.input), ds(s0.size());
         const auto dy = random_vec(tb * H, rng);
         const double fwd_s =

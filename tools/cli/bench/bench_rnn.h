@@ -19,6 +19,9 @@ struct RnnBenchConfig {
   std::vector<int> hidden = {64, 128, 256};
   std::vector<int> seq_len = {32, 128};
   double min_seconds = 0.2;  // per timed measurement
+  // Fraction of the sequence rows' timesteps that start an episode (resets inside the sequence,
+  // as a learner's minibatch has them; 0.03 is TorchRL's RNN benchmark's rate). 0: none.
+  double start_rate = 0;
   bool vanilla = true;
 };
 

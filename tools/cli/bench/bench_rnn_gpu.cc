@@ -144,7 +144,7 @@ std::vector<GpuRnnBenchRow> bench_rnn_gpu(const GpuRnnBenchConfig& config) {
         const auto xs = random_vec(tb * config.input, rng);
         const auto s0 = random_vec(static_cast<size_t>(B) * spec.state_size(), rng);
         const auto dy = random_vec(tb * H, rng);
-        std::vector<uint8_t> seq_starts(tb, 0);
+        const auto seq_starts = episode_starts(tb, config.start_rate);
         std::vector<float> y(tb * H), dx(tb * config.input), ds(s0.size());
         // Device-resident, as the CUDA learner runs it (and as PyTorch's nn.LSTM rows measure):
         // x, y, dy, dx in device memory, only the plan and the initial states staged from the

@@ -27,7 +27,10 @@ struct GpuRnnBenchConfig {
   std::vector<int> hidden = {64, 128, 256};
   std::vector<int> seq_len = {32, 128};
   double min_seconds = 0.2;  // per timed measurement
-  bool cpu = true;           // also time the CPU executors (slow for big B x T)
+  // Fraction of the sequence rows' timesteps that start an episode (resets inside the sequence,
+  // as a learner's minibatch has them; 0.03 is TorchRL's RNN benchmark's rate). 0: none.
+  double start_rate = 0;
+  bool cpu = true;  // also time the CPU executors (slow for big B x T)
   // device.cudnn_math modes of the cuDNN rows: each beyond fma adds device-resident rows
   // (cudnn-dev-*-tf32, -fp16) for the standard algorithm.
   std::vector<policy::RnnMath> math = {policy::RnnMath::kFma};

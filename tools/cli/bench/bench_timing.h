@@ -40,4 +40,16 @@ inline std::vector<float> random_vec(size_t n, Rng& rng) {
   return v;
 }
 
+// n episode-start flags, each set with probability `rate` (0: none, and no draw at all), from a
+// generator of their own: a bench's other random inputs stay the same whatever the rate.
+// Positions are timestep-major (t * B + b), as the sequence executors read them; a start at t = 0
+// replaces the initial state by zeros, as anywhere else.
+inline std::vector<uint8_t> episode_starts(size_t n, double rate) {
+  std::vector<uint8_t> starts(n, 0);
+  if (rate <= 0) return starts;
+  Rng rng(0x5eed);
+  for (auto& s : starts) s = rng.uniform() < rate ? 1 : 0;
+  return starts;
+}
+
 }  // namespace recur::cli

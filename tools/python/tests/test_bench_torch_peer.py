@@ -3,6 +3,7 @@ its CPU smoke mode prints rows in recur's two table layouts, and it fails with a
 traceback, where PyTorch or CUDA is missing. CI does not install PyTorch: the tests that run it
 skip themselves then; the error paths are tested either way."""
 
+import csv
 import pathlib
 import subprocess
 import sys
@@ -101,3 +102,31 @@ def test_without_torch_fails_with_a_message():
 def test_graph_modes_are_refused_on_the_cpu():
     r = run("--device", "cpu", "--modes", "torch-step-graph")
     assert r.returncode == 2 and "not available on --device cpu" in r.stderr
+
+
+def test_start_rate_adds_reset_correct_rows_checked_against_float64():
+    # Each row ran only after its y, dx, dh0 and dc0 matched a float64 loop that zeroes the state
+    # at the starts (a failed check exits 1 and names the row), so exit 0 is the parity check.
+    need_torch()
+    r = run("--device", "cpu", "--csv", "--batch", "3", "--hidden", "8", "--seq-len", "12",
+            "--min-seconds", "0.003", "--threads", "1", "--start-rate", "0.2",
+            "--modes", "torch-seq-fwd," + ",".join(
+                f"torch-seq-{w}-{p}" for w in ("pad", "loop") for p in ("fwd", "fwdbwd")))
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.reader(r.stdout.splitlines()[2:]))  # notes hold commas: quoted fields
+    assert [f[0] for f in rows] == ["torch-seq-fwd", "torch-seq-pad-fwd", "torch-seq-pad-fwdbwd",
+                                    "torch-seq-loop-fwd", "torch-seq-loop-fwdbwd"]
+    assert rows[0][8].endswith("starts ignored")
+    assert all(" starts" in f[8] and float(f[4]) > 0 for f in rows[1:])
+
+
+def test_start_rate_zero_keeps_the_default_rows_and_bad_rates_are_refused():
+    # Rate 0 (the default): the reset rows are not among the default modes, so the GPU session's
+    # existing calls time what they did; a rate outside [0, 1] is refused before torch loads.
+    r = run("--device", "cpu", "--start-rate", "1.5")
+    assert r.returncode == 2 and "--start-rate must be within [0, 1], got 1.5" in r.stderr
+    need_torch()
+    r = run("--device", "cpu", "--csv", "--batch", "2", "--hidden", "8", "--seq-len", "3",
+            "--min-seconds", "0.003", "--threads", "1", "--modes", "")
+    assert r.returncode == 0, r.stderr
+    assert "torch-seq-fwd," in r.stdout and "torch-seq-pad" not in r.stdout

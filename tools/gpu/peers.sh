@@ -3,12 +3,16 @@
 # repository root after `bash tools/gpu/peers_wheels.sh` put the peers' wheels in .whl/ (and
 # `bash tools/gpu/bundle.sh` built recur into .devbundle/, for the recur rows):
 #
-#   bash tools/gpu/peers.sh [BUDGET_SECONDS] [PARTS]   # default 540 and recur,cleanrl,sf
+#   bash tools/gpu/peers.sh [BUDGET_SECONDS] [PARTS]   # default 540 and recur,cleanrl,sf,resets
 #
 # PARTS, comma-separated, in the order run: recur (`recur bench train` and `recur train` to the
 # target on configs/lunar_lander_gpu.yaml, and the throughput shape), cleanrl
 # (tools/bench/peers/cleanrl_lstm_ppo.py), sf (tools/bench/peers/sample_factory_lunar.py,
-# Sample Factory 2.1.1). All three in one 10-minute call do not fit when the peers are slow to
+# Sample Factory 2.1.1), resets (the learner's sequence pass with episode starts inside, at
+# TorchRL's RNN benchmark shape B 128, T 128, H 256, 3% starts: `recur bench rnn-gpu --start-rate`
+# for cuDNN's LSTM on cut sequences and the fused lstm_ln / minGRU kernels, beside
+# tools/bench/bench_torch_peer.py's nn.LSTM without resets, split-and-pad and per-step loop; well
+# under a minute). All three peers in one 10-minute call do not fit when the peers are slow to
 # the target: split them, e.g. `peers.sh 540 recur,cleanrl` and `peers.sh 540 sf`.
 # Rows (the same env, Gymnasium-equal LunarLander-v3; the same shapes, GPU_SCALE.md section 4):
 #   gpu shape   configs/lunar_lander_gpu.yaml: 1024 envs, T 32, LSTM-256 actor and critic, heads
@@ -26,7 +30,7 @@
 set -uo pipefail
 # shellcheck source=tools/gpu/common.sh
 source "$(dirname "$0")/common.sh"
-parts=",${2:-recur,cleanrl,sf},"
+parts=",${2:-recur,cleanrl,sf,resets},"
 summary=$out/peers-summary.txt
 cfg=$root/configs/lunar_lander_gpu.yaml
 export PYTHONUNBUFFERED=1 OMP_WAIT_POLICY=PASSIVE
@@ -126,6 +130,18 @@ if [[ $parts == *,sf,* ]]; then
   # of frames first) had not finished after 60 s on the H200 (2026-11-30): no sample. Off here.
   row sf-fast 50 90 "${sf[@]}" --preset fast --tf32 off --max-seconds 60 \
     -- --decorrelate_envs_on_one_worker=False
+fi
+
+if [[ $parts == *,resets,* ]]; then
+  # Input 64: the thread of TorchRL's benchmark gives no input width; 64 is an encoder's.
+  shape=(--batch 128 --hidden 256 --seq-len 128 --input 64 --start-rate 0.03 --min-seconds 0.1)
+  if [[ -d $bundle ]]; then
+    for cell in lstm lstm_ln mingru; do
+      row "resets-recur-$cell" 15 60 $R bin/recur bench rnn-gpu --cell "$cell" --no-cpu "${shape[@]}"
+    done
+  fi
+  row resets-torch 20 90 "$py" "$root/tools/bench/bench_torch_peer.py" --device "$dev" "${shape[@]}" \
+    --modes torch-gemm,torch-seq-fwd,torch-seq-fwdbwd,torch-seq-pad-fwd,torch-seq-pad-fwdbwd,torch-seq-loop-fwd,torch-seq-loop-fwdbwd
 fi
 
 [[ -n $dmon_pid ]] && kill "$dmon_pid" 2>/dev/null

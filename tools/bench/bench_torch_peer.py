@@ -62,9 +62,9 @@ import time
 CORE_MODES = ["torch-gemm", "torch-step-eager", "torch-step-graph", "copy-floor",
               "copy-floor-graph1", "copy-floor-in-graph", "event-sync-floor", "torch-seq-fwd",
               "torch-seq-fwdbwd", "torch-step-loop"]
-# With episode starts inside the sequences (--start-rate): ResetSeqPeer's two ways.
-RESET_MODES = ["torch-seq-pad-fwd", "torch-seq-pad-fwdbwd", "torch-seq-loop-fwd",
-               "torch-seq-loop-fwdbwd"]
+# With episode starts inside the sequences (--start-rate): ResetSeqPeer's three ways.
+RESET_MODES = [f"torch-seq-{way}-{p}" for way in ("pad", "pack", "loop")
+               for p in ("fwd", "fwdbwd")]
 CORE_MODES += RESET_MODES
 ACTOR_MODES = ["torch-actor-eager", "torch-actor-graph"]
 CPU_MODES = ["torch-gemm", "torch-step-eager", "torch-seq-fwd", "torch-seq-fwdbwd",
@@ -403,12 +403,14 @@ class SeqPeer:
 
 class ResetSeqPeer(SeqPeer):
     """nn.LSTM over (T, B, I) with episode starts inside the sequence (starts (T, B) bool: the
-    state is zeroed before a start's step, as recur's executors do), in the two ways PyTorch
+    state is zeroed before a start's step, as recur's executors do), in the three ways PyTorch
     users write it, since nn.LSTM (and cuDNN under it) cannot reset mid-sequence:
       pad   split each column at its starts into segments, pad them to the longest, one nn.LSTM
             call over (L_max, segments, I) from each segment's initial state, outputs gathered
-            back to (T, B, H): sb3-contrib's RecurrentPPO and TorchRL's "pad" backend. The
-            index work is redone every call from the starts, as those libraries do per batch.
+            back to (T, B, H): sb3-contrib's RecurrentPPO. The index work is redone every call
+            from the starts, as the libraries do per batch.
+      pack  the same segments through pack_padded_sequence / pad_packed_sequence, so the padding
+            is not computed: TorchRL's "pad" backend (the round trip its triton backend avoids).
       loop  nn.LSTM one timestep at a time, the state multiplied by (1 - start) between steps:
             CleanRL's ppo_atari_lstm (get_states).
     """
@@ -419,7 +421,7 @@ class ResetSeqPeer(SeqPeer):
         self.way = way
         self.starts = starts.to(ctx.dev)                                  # (T, B) bool
         self.keep = (~self.starts).to(torch.float32).unsqueeze(-1)       # (T, B, 1)
-        self.run = self.padded if way == "pad" else self.looped
+        self.run = self.looped if way == "loop" else self.padded
 
     def padded(self):
         torch, (T, B, I), H = self.ctx.torch, self.x.shape, self.h0.shape[2]
@@ -439,7 +441,14 @@ class ResetSeqPeer(SeqPeer):
         keep0 = (~self.starts[0]).to(self.x.dtype).view(1, B, 1)
         h_init = torch.zeros(1, n_seg, H, device=self.x.device).index_add(1, cols, self.h0 * keep0)
         c_init = torch.zeros(1, n_seg, H, device=self.x.device).index_add(1, cols, self.c0 * keep0)
-        y_pad, _ = self.lstm(xs, (h_init, c_init))
+        if self.way == "pack":
+            rnn = torch.nn.utils.rnn
+            lengths = torch.bincount(seg, minlength=n_seg).cpu()
+            packed = rnn.pack_padded_sequence(xs, lengths, enforce_sorted=False)
+            y_packed, _ = self.lstm(packed, (h_init, c_init))  # permutes the states to match
+            y_pad, _ = rnn.pad_packed_sequence(y_packed, total_length=L)
+        else:
+            y_pad, _ = self.lstm(xs, (h_init, c_init))
         return y_pad[pos, seg].reshape(B, T, H).transpose(0, 1)
 
     def looped(self):
@@ -722,7 +731,7 @@ def run_core(ctx, args, out, failed):
                 # Starts of their own generator: the other inputs stay those of rate 0.
                 starts = ctx.torch.rand(T, B, generator=ctx.torch.Generator().manual_seed(2))
                 starts = starts < args.start_rate
-                for way in ("pad", "loop"):
+                for way in ("pad", "pack", "loop"):
                     fwd, both = f"torch-seq-{way}-fwd", f"torch-seq-{way}-fwdbwd"
                     if fwd not in modes and both not in modes:
                         continue
@@ -730,8 +739,9 @@ def run_core(ctx, args, out, failed):
                     def reset_rows():
                         seq = ResetSeqPeer(ctx, T, B, I, H, starts, way)
                         seq.check()
-                        how = ("split at starts + pad, 1 nn.LSTM call" if way == "pad" else
-                               "T nn.LSTM calls, state * (1 - start)")
+                        how = {"pad": "split at starts + pad, 1 nn.LSTM call",
+                               "pack": "split at starts, packed, 1 nn.LSTM call",
+                               "loop": "T nn.LSTM calls, state * (1 - start)"}[way]
                         note = f"{how}, {int(starts.sum())} starts"
                         if fwd in modes:
                             out.core(fwd, B, H, T, time_per_call(args.min_seconds, seq.forward),

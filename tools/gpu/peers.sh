@@ -11,8 +11,8 @@
 # Sample Factory 2.1.1), resets (the learner's sequence pass with episode starts inside, at
 # TorchRL's RNN benchmark shape B 128, T 128, H 256, 3% starts: `recur bench rnn-gpu --start-rate`
 # for cuDNN's LSTM on cut sequences and the fused lstm_ln / minGRU kernels, beside
-# tools/bench/bench_torch_peer.py's nn.LSTM without resets, split-and-pad and per-step loop; well
-# under a minute). All three peers in one 10-minute call do not fit when the peers are slow to
+# tools/bench/bench_torch_peer.py's nn.LSTM without resets, split-and-pad, packed and per-step
+# loop; about a minute). All three peers in one 10-minute call do not fit when the peers are slow to
 # the target: split them, e.g. `peers.sh 540 recur,cleanrl` and `peers.sh 540 sf`.
 # Rows (the same env, Gymnasium-equal LunarLander-v3; the same shapes, GPU_SCALE.md section 4):
 #   gpu shape   configs/lunar_lander_gpu.yaml: 1024 envs, T 32, LSTM-256 actor and critic, heads
@@ -140,8 +140,10 @@ if [[ $parts == *,resets,* ]]; then
       row "resets-recur-$cell" 15 60 $R bin/recur bench rnn-gpu --cell "$cell" --no-cpu "${shape[@]}"
     done
   fi
-  row resets-torch 20 90 "$py" "$root/tools/bench/bench_torch_peer.py" --device "$dev" "${shape[@]}" \
-    --modes torch-gemm,torch-seq-fwd,torch-seq-fwdbwd,torch-seq-pad-fwd,torch-seq-pad-fwdbwd,torch-seq-loop-fwd,torch-seq-loop-fwdbwd
+  modes=torch-gemm,torch-seq-fwd,torch-seq-fwdbwd
+  for way in pad pack loop; do modes+=",torch-seq-$way-fwd,torch-seq-$way-fwdbwd"; done
+  row resets-torch 20 90 "$py" "$root/tools/bench/bench_torch_peer.py" --device "$dev" \
+    "${shape[@]}" --modes "$modes"
 fi
 
 [[ -n $dmon_pid ]] && kill "$dmon_pid" 2>/dev/null

@@ -111,11 +111,11 @@ def test_start_rate_adds_reset_correct_rows_checked_against_float64():
     r = run("--device", "cpu", "--csv", "--batch", "3", "--hidden", "8", "--seq-len", "12",
             "--min-seconds", "0.003", "--threads", "1", "--start-rate", "0.2",
             "--modes", "torch-seq-fwd," + ",".join(
-                f"torch-seq-{w}-{p}" for w in ("pad", "loop") for p in ("fwd", "fwdbwd")))
+                f"torch-seq-{w}-{p}" for w in ("pad", "pack", "loop") for p in ("fwd", "fwdbwd")))
     assert r.returncode == 0, r.stderr
     rows = list(csv.reader(r.stdout.splitlines()[2:]))  # notes hold commas: quoted fields
-    assert [f[0] for f in rows] == ["torch-seq-fwd", "torch-seq-pad-fwd", "torch-seq-pad-fwdbwd",
-                                    "torch-seq-loop-fwd", "torch-seq-loop-fwdbwd"]
+    assert [f[0] for f in rows] == ["torch-seq-fwd"] + [
+        f"torch-seq-{w}-{p}" for w in ("pad", "pack", "loop") for p in ("fwd", "fwdbwd")]
     assert rows[0][8].endswith("starts ignored")
     assert all(" starts" in f[8] and float(f[4]) > 0 for f in rows[1:])
 

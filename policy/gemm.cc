@@ -1,6 +1,7 @@
 #include "policy/gemm.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -63,6 +64,24 @@ bool xsmm_gemm(int m, int n, int k, const float* a, bool trans_a, const float* b
   return true;
 }
 
+// A^T B of a large depth k is cut into slices of depth, one kernel call each, accumulating: a
+// weight gradient, dW (m, n) = dA^T X over all T*B rows of a sequence, has k = T*B, and LIBXSMM's
+// kernel runs over all of k in one register-blocked loop without cache blocking. An LSTM-256's
+// dW_hh at T 128, B 128 (m 1024, n 256, k 16384) ran at 11.8 GFLOP/s on one core of the 2-core
+// Xeon, where slices of 32 run at 90.5 (and Eigen's GEMM at 57): the weight gradients were 0.9 s
+// of that layer's 1.0 s forward + backward (docs/PERFORMANCE.md, "Weight gradients in depth
+// slices"). A slice's panels of A and B, depth x (m + n) floats, are sized to ~160 KiB, which
+// measured best from m + n = 320 (depth 128) to 1280 (depth 32); products whose whole A and B
+// take less than 1 MiB are not cut (there slicing measured level to 0.9x).
+constexpr int64_t kSlicePanelFloats = 40960;
+constexpr int64_t kSliceFromFloats = 262144;
+int depth_slice(int m, int n, int k) {
+  const int64_t width = static_cast<int64_t>(m) + n;
+  if (width * k <= kSliceFromFloats) return k;
+  const int64_t slice = std::clamp<int64_t>(kSlicePanelFloats / width / 16 * 16, 16, 256);
+  return static_cast<int>(std::min<int64_t>(slice, k));
+}
+
 // C (m, n) [+]= A (m, k) B^T with b stored (n, k): B^T is copied, kGemmMaxPanel floats at a time
 // (a (k, tile) block of columns of C, on the stack as Eigen's packing is), and each block is one
 // NN product. The copy pays from 64 rows (an MLP layer's forward, 64-128 wide: 1.0-1.45x Eigen
@@ -104,7 +123,26 @@ void gemm(int m, int n, int k, std::span<const float> a, Transpose trans_a,
   // One row is a matrix-vector product, which Eigen runs as one (no packing): 1.07-1.11x
   // LIBXSMM's kernel for a (1, H) x (H, 4H) step at H 64-128.
   if (m > 1 && n > 0 && k > 0) {
-    if (!tb && xsmm_gemm(m, n, k, a.data(), ta, b.data(), n, c.data(), n, accumulate)) return;
+    if (!tb) {
+      // A^T B in depth slices (depth_slice), A B whole: slice p reads rows [p, p + depth) of the
+      // stored a (k, m) and of b (k, n).
+      const int depth = ta ? depth_slice(m, n, k) : k;
+      int p = 0;
+      for (; p < k; p += depth) {
+        const int kp = std::min(depth, k - p);
+        const float* ap = a.data() + static_cast<size_t>(p) * (ta ? sm : 1);
+        if (!xsmm_gemm(m, n, kp, ap, ta, b.data() + static_cast<size_t>(p) * sn, n, c.data(), n,
+                       accumulate || p > 0))
+          break;
+      }
+      if (p >= k) return;
+      if (p > 0) {  // a later slice's shape had no kernel: Eigen adds the rows left
+        tiled_accumulate(
+            ConstMatrixMap(a.data() + static_cast<size_t>(p) * sm, k - p, m).transpose(),
+            ConstMatrixMap(b.data() + static_cast<size_t>(p) * sn, k - p, n), cm);
+        return;
+      }
+    }
     if (tb && !ta && xsmm_gemm_transposed_b(m, n, k, a.data(), b.data(), c.data(), accumulate))
       return;
   }

@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "core/rng.h"
@@ -99,4 +101,34 @@ TEST_CASE("gemm is exact to float rounding on small and thin shapes, and an over
             // Sums of up to 2100 products in [-1, 1]: ~sqrt(2100) = 46, float rounding ~1e-4.
             CHECK(worst < 2e-4 * std::sqrt(static_cast<double>(k)));
           }
+}
+
+// A^T B with a deep k (a weight gradient over a sequence's T*B rows) runs in depth slices where the
+// build has LIBXSMM (policy/gemm.cc, depth_slice): slices of 256 and of 16, each with a ragged last
+// slice. The first slice overwrites (C starts as NaN there) or accumulates, the rest accumulate;
+// a slice dropped, repeated or offset shows as an error of the size of its sum.
+TEST_CASE("gemm of a deep A^T B, cut into depth slices, sums every row once") {
+  recur::Rng rng(13);
+  for (const auto& [m, n, k] : {std::tuple{96, 40, 3001}, std::tuple{2600, 8, 120}})
+    for (const bool accumulate : {true, false}) {
+      CAPTURE(m);
+      CAPTURE(k);
+      CAPTURE(accumulate);
+      std::vector<float> a(static_cast<size_t>(k) * m), b(static_cast<size_t>(k) * n);
+      for (auto& x : a) x = static_cast<float>(rng.uniform(-1, 1));
+      for (auto& x : b) x = static_cast<float>(rng.uniform(-1, 1));
+      std::vector<float> c(static_cast<size_t>(m) * n, accumulate ? 0.5f : std::nanf(""));
+      gemm(m, n, k, a, Transpose::kYes, b, Transpose::kNo, c, accumulate);
+      double worst = 0;
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          double ref = accumulate ? 0.5 : 0.0;
+          for (int p = 0; p < k; ++p)
+            ref += static_cast<double>(a[static_cast<size_t>(p) * m + i]) *
+                   b[static_cast<size_t>(p) * n + j];
+          const double err = std::abs(ref - c[static_cast<size_t>(i) * n + j]);
+          worst = std::isnan(err) ? 1e9 : std::max(worst, err);
+        }
+      CHECK(worst < 2e-4 * std::sqrt(static_cast<double>(k)));
+    }
 }

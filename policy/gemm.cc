@@ -67,12 +67,12 @@ bool xsmm_gemm(int m, int n, int k, const float* a, bool trans_a, const float* b
 // A^T B of a large depth k is cut into slices of depth, one kernel call each, accumulating: a
 // weight gradient, dW (m, n) = dA^T X over all T*B rows of a sequence, has k = T*B, and LIBXSMM's
 // kernel runs over all of k in one register-blocked loop without cache blocking. An LSTM-256's
-// dW_hh at T 128, B 128 (m 1024, n 256, k 16384) ran at 11.8 GFLOP/s on one core of the 2-core
-// Xeon, where slices of 32 run at 90.5 (and Eigen's GEMM at 57): the weight gradients were 0.9 s
-// of that layer's 1.0 s forward + backward (docs/PERFORMANCE.md, "Weight gradients in depth
-// slices"). A slice's panels of A and B, depth x (m + n) floats, are sized to ~160 KiB, which
-// measured best from m + n = 320 (depth 128) to 1280 (depth 32); products whose whole A and B
-// take less than 1 MiB are not cut (there slicing measured level to 0.9x).
+// dW_hh at T 128, B 128 (m 1024, n 256, k 16384) ran at 12-15 GFLOP/s on one core of the 2-core
+// Xeon, where slices of 32 rows run at 90-99: the weight gradients were most of that layer's
+// 1.0 s forward + backward, now 0.48 s (docs/PERFORMANCE.md, "Weight gradients in depth slices";
+// tools/bench/gemm_depth_time.cc). A slice's panels of A and B, depth x (m + n) floats, are sized
+// to ~160 KiB, which measured best from m + n = 320 (depth 128) to 1280 (depth 32); products whose
+// whole A and B take less than 1 MiB are not cut (there slicing measured level to 0.9x).
 constexpr int64_t kSlicePanelFloats = 40960;
 constexpr int64_t kSliceFromFloats = 262144;
 int depth_slice(int m, int n, int k) {

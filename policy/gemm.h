@@ -8,8 +8,10 @@
 // B 1-64; T*B rows against 8-128 inputs), and there that was 1.4-3.5x Eigen's GEMM on this
 // project's CPU (docs/PERFORMANCE.md, "Small products through LIBXSMM"). op(B) = B^T is copied
 // transposed first, in blocks on the stack, since LIBXSMM's kernels do not read that operand
-// transposed; that pays from 64 rows. One row (a matrix-vector product), B^T below 64 rows,
-// A^T with B^T, or a CPU that LIBXSMM cannot generate code for go to Eigen.
+// transposed; that pays from 64 rows. An A^T B of a large depth k (a weight gradient over a
+// sequence's T*B rows) runs as slices of k, one kernel call each, since LIBXSMM's kernels do not
+// block for the cache (policy/gemm.cc, depth_slice). One row (a matrix-vector product), B^T
+// below 64 rows, A^T with B^T, or a CPU that LIBXSMM cannot generate code for go to Eigen.
 //
 // Eigen's GEMM packs panels of A and B into buffers that it puts on the stack up to
 // EIGEN_STACK_ALLOCATION_LIMIT (128 KiB) and takes from the heap above it, so a large product

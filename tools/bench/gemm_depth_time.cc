@@ -47,8 +47,9 @@ void sweep(int m, int n, int k) {
       const int d = depth == 0 ? k : std::min(depth, k);
       for (int p = 0; p < k; p += d) {
         const int kp = std::min(d, k - p);
-        gemm(m, n, kp, std::span<const float>(a.data() + static_cast<size_t>(p) * m,
-                                              static_cast<size_t>(kp) * m),
+        gemm(m, n, kp,
+             std::span<const float>(a.data() + static_cast<size_t>(p) * m,
+                                    static_cast<size_t>(kp) * m),
              Transpose::kYes,
              std::span<const float>(b.data() + static_cast<size_t>(p) * n,
                                     static_cast<size_t>(kp) * n),

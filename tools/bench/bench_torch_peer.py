@@ -362,21 +362,28 @@ class SeqPeer:
         self.dy = ctx.uniform(T, B, H, device=ctx.dev)  # R: d sum(y * R) / dy
         self.inputs = [self.x, self.h0, self.c0, *self.lstm.parameters()]
 
+    keep = None  # ResetSeqPeer: (T, B, 1) 0 at the starts, where the state is zeroed
+    label = ""   # ResetSeqPeer: its way, in the check's messages
+
+    def run(self):
+        return self.lstm(self.x, (self.h0, self.c0))[0]
+
     def forward(self):
         # Grad enabled: cuDNN's training-mode forward (reserve space kept), as recur's cudnn-fwd.
-        y, _ = self.lstm(self.x, (self.h0, self.c0))
+        y = self.run()
         self.ctx.sync()
         return y
 
     def forward_backward(self):
-        y, _ = self.lstm(self.x, (self.h0, self.c0))
+        y = self.run()
         grads = self.ctx.torch.autograd.grad(y, self.inputs, grad_outputs=self.dy)
         self.ctx.sync()
         return y, grads
 
     def check(self):
         """y, dx, dh0, dc0 of the first CHECK_COLUMNS batch columns (columns are independent, so a
-        slice is exact) against a float64 loop of the written-out cell, differentiated by autograd.
+        slice is exact) against a float64 loop of the written-out cell, differentiated by autograd;
+        with starts (keep), the loop zeroes the state before a start's step.
         """
         torch = self.ctx.torch
         y, grads = self.forward_backward()
@@ -384,21 +391,24 @@ class SeqPeer:
         x = self.x[:, :n].detach().cpu().double().requires_grad_()
         h0 = self.h0[0, :n].detach().cpu().double().requires_grad_()
         c0 = self.c0[0, :n].detach().cpu().double().requires_grad_()
+        keep = None if self.keep is None else self.keep[:, :n].cpu().double()
         cell = torch.nn.LSTMCell(x.shape[2], h0.shape[1])
         with torch.no_grad():
             for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
                 getattr(cell, name).copy_(getattr(self.lstm, name + "_l0"))
         h, c, ys = h0, c0, []
         for t in range(x.shape[0]):
+            if keep is not None:
+                h, c = h * keep[t], c * keep[t]
             h, c = ref_cell(torch, cell, x[t], h, c)
             ys.append(h)
         y_ref = torch.stack(ys)
         dx, dh0, dc0 = torch.autograd.grad(y_ref, [x, h0, c0],
                                            grad_outputs=self.dy[:, :n].cpu().double())
-        check(torch, "y", y[:, :n], y_ref)
-        check(torch, "dx", grads[0][:, :n], dx)
-        check(torch, "dh0", grads[1][0, :n], dh0)
-        check(torch, "dc0", grads[2][0, :n], dc0)
+        check(torch, self.label + "y", y[:, :n], y_ref)
+        check(torch, self.label + "dx", grads[0][:, :n], dx)
+        check(torch, self.label + "dh0", grads[1][0, :n], dh0)
+        check(torch, self.label + "dc0", grads[2][0, :n], dc0)
 
 
 class ResetSeqPeer(SeqPeer):
@@ -418,7 +428,7 @@ class ResetSeqPeer(SeqPeer):
     def __init__(self, ctx, T, B, I, H, starts, way):
         super().__init__(ctx, T, B, I, H)
         torch = ctx.torch
-        self.way = way
+        self.way, self.label = way, f"{way}: "
         self.starts = starts.to(ctx.dev)                                  # (T, B) bool
         self.keep = (~self.starts).to(torch.float32).unsqueeze(-1)       # (T, B, 1)
         self.run = self.looped if way == "loop" else self.padded
@@ -458,42 +468,6 @@ class ResetSeqPeer(SeqPeer):
             y, (h, c) = self.lstm(self.x[t:t + 1], (h, c))
             ys.append(y)
         return self.ctx.torch.cat(ys)
-
-    def forward(self):
-        y = self.run()
-        self.ctx.sync()
-        return y
-
-    def forward_backward(self):
-        y = self.run()
-        grads = self.ctx.torch.autograd.grad(y, self.inputs, grad_outputs=self.dy)
-        self.ctx.sync()
-        return y, grads
-
-    def check(self):
-        """As SeqPeer.check, the float64 loop zeroing the state at the starts."""
-        torch = self.ctx.torch
-        y, grads = self.forward_backward()
-        n = min(CHECK_COLUMNS, self.x.shape[1])
-        x = self.x[:, :n].detach().cpu().double().requires_grad_()
-        h0 = self.h0[0, :n].detach().cpu().double().requires_grad_()
-        c0 = self.c0[0, :n].detach().cpu().double().requires_grad_()
-        keep = self.keep[:, :n].cpu().double()
-        cell = torch.nn.LSTMCell(x.shape[2], h0.shape[1])
-        with torch.no_grad():
-            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                getattr(cell, name).copy_(getattr(self.lstm, name + "_l0"))
-        h, c, ys = h0, c0, []
-        for t in range(x.shape[0]):
-            h, c = ref_cell(torch, cell, x[t], h * keep[t], c * keep[t])
-            ys.append(h)
-        y_ref = torch.stack(ys)
-        dx, dh0, dc0 = torch.autograd.grad(y_ref, [x, h0, c0],
-                                           grad_outputs=self.dy[:, :n].cpu().double())
-        check(torch, f"{self.way}: y", y[:, :n], y_ref)
-        check(torch, f"{self.way}: dx", grads[0][:, :n], dx)
-        check(torch, f"{self.way}: dh0", grads[1][0, :n], dh0)
-        check(torch, f"{self.way}: dc0", grads[2][0, :n], dc0)
 
 
 # ---------------------------------------------------------------------------------------------
